@@ -1,0 +1,194 @@
+//! Piece placement: one bitboard per colour and per role.
+
+use crate::attacks;
+use crate::bitboard::Bitboard;
+use crate::color::Color;
+use crate::role::{Piece, Role};
+use crate::square::Square;
+
+/// Where the pieces stand. No legality is implied.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Board {
+    colors: [Bitboard; 2],
+    roles: [Bitboard; 6],
+    occupied: Bitboard,
+}
+
+impl Board {
+    /// A board without pieces.
+    #[must_use]
+    pub const fn empty() -> Board {
+        Board {
+            colors: [Bitboard::EMPTY; 2],
+            roles: [Bitboard::EMPTY; 6],
+            occupied: Bitboard::EMPTY,
+        }
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn occupied(&self) -> Bitboard {
+        self.occupied
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn by_color(&self, color: Color) -> Bitboard {
+        self.colors[color.index()]
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn by_role(&self, role: Role) -> Bitboard {
+        self.roles[role.index()]
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn by_piece(&self, piece: Piece) -> Bitboard {
+        self.colors[piece.color.index()] & self.roles[piece.role.index()]
+    }
+
+    /// The square of the shah of `color`, if there is exactly one.
+    #[inline]
+    #[must_use]
+    pub fn shah_of(&self, color: Color) -> Option<Square> {
+        (self.by_piece(Piece {
+            color,
+            role: Role::Shah,
+        }))
+        .single_square()
+    }
+
+    /// The role standing on `sq`, if any.
+    #[inline]
+    #[must_use]
+    pub fn role_at(&self, sq: Square) -> Option<Role> {
+        if !self.occupied.contains(sq) {
+            return None;
+        }
+        Role::ALL
+            .into_iter()
+            .find(|r| self.roles[r.index()].contains(sq))
+    }
+
+    /// The colour of the piece on `sq`, if any.
+    #[inline]
+    #[must_use]
+    pub fn color_at(&self, sq: Square) -> Option<Color> {
+        if self.colors[0].contains(sq) {
+            Some(Color::White)
+        } else if self.colors[1].contains(sq) {
+            Some(Color::Black)
+        } else {
+            None
+        }
+    }
+
+    /// The piece on `sq`, if any.
+    #[inline]
+    #[must_use]
+    pub fn piece_at(&self, sq: Square) -> Option<Piece> {
+        Some(Piece {
+            color: self.color_at(sq)?,
+            role: self.role_at(sq)?,
+        })
+    }
+
+    /// Puts `piece` on `sq`, replacing what stood there.
+    #[inline]
+    pub fn set_piece_at(&mut self, sq: Square, piece: Piece) {
+        self.discard_piece_at(sq);
+        self.colors[piece.color.index()].insert(sq);
+        self.roles[piece.role.index()].insert(sq);
+        self.occupied.insert(sq);
+    }
+
+    /// Removes and returns the piece on `sq`.
+    #[inline]
+    pub fn remove_piece_at(&mut self, sq: Square) -> Option<Piece> {
+        let piece = self.piece_at(sq)?;
+        self.colors[piece.color.index()].remove(sq);
+        self.roles[piece.role.index()].remove(sq);
+        self.occupied.remove(sq);
+        Some(piece)
+    }
+
+    /// Removes what stands on `sq`, if anything.
+    #[inline]
+    pub fn discard_piece_at(&mut self, sq: Square) {
+        if self.occupied.contains(sq) {
+            let _ = self.remove_piece_at(sq);
+        }
+    }
+
+    /// The pieces of `attacker` that attack `sq`, with `occupied` blocking the rooks.
+    #[inline]
+    #[must_use]
+    pub fn attackers_to(&self, sq: Square, attacker: Color, occupied: Bitboard) -> Bitboard {
+        let r = &self.roles;
+        (attacks::shah_attacks(sq) & r[Role::Shah.index()]
+            | attacks::ferz_attacks(sq) & r[Role::Ferz.index()]
+            | attacks::alfil_attacks(sq) & r[Role::Alfil.index()]
+            | attacks::knight_attacks(sq) & r[Role::Knight.index()]
+            | attacks::pawn_attacks(attacker.other(), sq) & r[Role::Pawn.index()]
+            | attacks::rook_attacks(sq, occupied) & r[Role::Rook.index()])
+            & self.colors[attacker.index()]
+    }
+
+    /// Number of men (shah included) of `color`.
+    #[inline]
+    #[must_use]
+    pub fn count(&self, color: Color) -> u32 {
+        self.by_color(color).count()
+    }
+
+    /// Every piece with its square, a1 first.
+    pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
+        self.occupied
+            .into_iter()
+            .filter_map(move |sq| self.piece_at(sq).map(|p| (sq, p)))
+    }
+
+    /// The board with every square mapped through `f` (a symmetry of the board).
+    #[must_use]
+    pub fn transform(&self, f: impl Fn(Square) -> Square) -> Board {
+        let mut b = Board::empty();
+        for (sq, p) in self.pieces() {
+            b.set_piece_at(f(sq), p);
+        }
+        b
+    }
+
+    /// The board with ranks flipped and colours swapped (White's pieces become Black's).
+    #[must_use]
+    pub fn swap_colors(&self) -> Board {
+        let mut b = Board::empty();
+        for (sq, p) in self.pieces() {
+            b.set_piece_at(
+                sq.flip_vertical(),
+                Piece {
+                    color: p.color.other(),
+                    role: p.role,
+                },
+            );
+        }
+        b
+    }
+}
+
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f)?;
+        for rank in (0..8).rev() {
+            for file in 0..8 {
+                let c = self
+                    .piece_at(Square::from_coords(file, rank))
+                    .map_or('.', Piece::char);
+                write!(f, "{c}")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}

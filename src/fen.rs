@@ -1,0 +1,345 @@
+//! FEN reading and writing.
+//!
+//! Letters follow Fairy-Stockfish: `K` shah, `Q` ferz, `B` alfil, `N` knight, `R` rook,
+//! `P` pawn; upper case White, lower case Black. On input `F` (ferz) and `A` or `E`
+//! (alfil) are accepted as well, in either case.
+//!
+//! Leniencies: only the board and the side to move are required; the castling and en
+//! passant fields, if present, must be `-` (shatranj has neither); the halfmove clock and
+//! move number, if present, must be numbers. `startpos` names the start position.
+
+use std::fmt;
+
+use crate::board::Board;
+use crate::color::Color;
+use crate::position::{Position, PositionError, Setup};
+use crate::role::Piece;
+use crate::square::Square;
+
+/// The FEN of the start position.
+pub const START_FEN: &str = "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1";
+
+/// Why a FEN could not be read. Each message names the field at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseFenError {
+    Empty,
+    /// The board field, with the reason.
+    Board(String),
+    MissingTurn,
+    Turn(String),
+    Castling(String),
+    EnPassant(String),
+    Halfmoves(String),
+    Fullmoves(String),
+    TooManyFields,
+}
+
+impl fmt::Display for ParseFenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseFenError::Empty => f.write_str("invalid FEN: empty"),
+            ParseFenError::Board(why) => write!(f, "invalid FEN: board field: {why}"),
+            ParseFenError::MissingTurn => {
+                f.write_str("invalid FEN: side-to-move field missing (expected w or b after the board)")
+            }
+            ParseFenError::Turn(s) => {
+                write!(f, "invalid FEN: side-to-move field '{s}' (expected w or b)")
+            }
+            ParseFenError::Castling(s) => write!(
+                f,
+                "invalid FEN: castling field '{s}' (shatranj has no castling: expected -)"
+            ),
+            ParseFenError::EnPassant(s) => write!(
+                f,
+                "invalid FEN: en passant field '{s}' (shatranj pawns never step twice: expected -)"
+            ),
+            ParseFenError::Halfmoves(s) => {
+                write!(f, "invalid FEN: halfmove clock '{s}' is not a number")
+            }
+            ParseFenError::Fullmoves(s) => {
+                write!(f, "invalid FEN: move number '{s}' is not a positive number")
+            }
+            ParseFenError::TooManyFields => f.write_str("invalid FEN: more than six fields"),
+        }
+    }
+}
+
+impl std::error::Error for ParseFenError {}
+
+/// A FEN that could not be turned into a legal position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FenError {
+    Parse(ParseFenError),
+    Position(PositionError),
+}
+
+impl fmt::Display for FenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FenError::Parse(e) => e.fmt(f),
+            FenError::Position(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for FenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FenError::Parse(e) => Some(e),
+            FenError::Position(e) => Some(e),
+        }
+    }
+}
+
+impl From<ParseFenError> for FenError {
+    fn from(e: ParseFenError) -> FenError {
+        FenError::Parse(e)
+    }
+}
+
+impl From<PositionError> for FenError {
+    fn from(e: PositionError) -> FenError {
+        FenError::Position(e)
+    }
+}
+
+/// A parsed FEN: an unvalidated setup. Display writes it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fen(pub Setup);
+
+impl Fen {
+    /// Reads a FEN (see the module docs for what is accepted).
+    pub fn parse(s: &str) -> Result<Fen, ParseFenError> {
+        let s = s.trim();
+        if s == "startpos" {
+            return Fen::parse(START_FEN);
+        }
+        let mut fields = s.split_ascii_whitespace();
+        let board_field = fields.next().ok_or(ParseFenError::Empty)?;
+        let board = parse_board(board_field)?;
+        let turn = match fields.next() {
+            None => return Err(ParseFenError::MissingTurn),
+            Some("w" | "W") => Color::White,
+            Some("b" | "B") => Color::Black,
+            Some(other) => return Err(ParseFenError::Turn(other.to_string())),
+        };
+        let mut setup = Setup {
+            board,
+            turn,
+            halfmoves: 0,
+            fullmoves: 1,
+        };
+        if let Some(c) = fields.next() {
+            if c != "-" {
+                return Err(ParseFenError::Castling(c.to_string()));
+            }
+        }
+        if let Some(ep) = fields.next() {
+            if ep != "-" {
+                return Err(ParseFenError::EnPassant(ep.to_string()));
+            }
+        }
+        if let Some(h) = fields.next() {
+            setup.halfmoves = h
+                .parse()
+                .map_err(|_| ParseFenError::Halfmoves(h.to_string()))?;
+        }
+        if let Some(n) = fields.next() {
+            setup.fullmoves = n
+                .parse()
+                .ok()
+                .filter(|&n: &u32| n > 0)
+                .ok_or_else(|| ParseFenError::Fullmoves(n.to_string()))?;
+        }
+        if fields.next().is_some() {
+            return Err(ParseFenError::TooManyFields);
+        }
+        Ok(Fen(setup))
+    }
+
+    /// The FEN of a position (move counters 0 and 1).
+    #[must_use]
+    pub fn from_position(pos: &Position) -> Fen {
+        Fen(pos.to_setup())
+    }
+
+    /// Validates the setup.
+    pub fn into_position(self) -> Result<Position, PositionError> {
+        Position::from_setup(&self.0)
+    }
+
+    /// The FEN written with `F` for the ferz and `A` for the alfil.
+    #[must_use]
+    pub fn to_string_fa(&self) -> String {
+        self.write(true)
+    }
+
+    fn write(&self, fa: bool) -> String {
+        let mut out = String::with_capacity(64);
+        for rank in (0..8).rev() {
+            let mut empty = 0;
+            for file in 0..8 {
+                match self.0.board.piece_at(Square::from_coords(file, rank)) {
+                    None => empty += 1,
+                    Some(p) => {
+                        if empty > 0 {
+                            out.push(char::from(b'0' + empty));
+                            empty = 0;
+                        }
+                        let c = if fa {
+                            p.role.upper_char_fa()
+                        } else {
+                            p.role.upper_char()
+                        };
+                        out.push(match p.color {
+                            Color::White => c,
+                            Color::Black => c.to_ascii_lowercase(),
+                        });
+                    }
+                }
+            }
+            if empty > 0 {
+                out.push(char::from(b'0' + empty));
+            }
+            if rank > 0 {
+                out.push('/');
+            }
+        }
+        out.push(' ');
+        out.push(self.0.turn.char());
+        out.push_str(&format!(" - - {} {}", self.0.halfmoves, self.0.fullmoves));
+        out
+    }
+}
+
+impl fmt::Display for Fen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.write(false))
+    }
+}
+
+impl Position {
+    /// Reads and validates a FEN.
+    pub fn from_fen(fen: &str) -> Result<Position, FenError> {
+        Ok(Fen::parse(fen)?.into_position()?)
+    }
+
+    /// The FEN of this position (Fairy-Stockfish letters).
+    #[must_use]
+    pub fn fen(&self) -> String {
+        Fen::from_position(self).to_string()
+    }
+}
+
+fn parse_board(field: &str) -> Result<Board, ParseFenError> {
+    let err = |why: String| ParseFenError::Board(why);
+    let ranks: Vec<&str> = field.split('/').collect();
+    if ranks.len() != 8 {
+        return Err(err(format!("{} ranks, expected 8 separated by /", ranks.len())));
+    }
+    let mut board = Board::empty();
+    for (i, rank_str) in ranks.iter().enumerate() {
+        let rank = 7 - i as u32;
+        let mut file = 0u32;
+        for c in rank_str.chars() {
+            if let Some(d) = c.to_digit(10) {
+                if !(1..=8).contains(&d) {
+                    return Err(err(format!("bad empty-square count '{c}' on rank {}", rank + 1)));
+                }
+                file += d;
+            } else if let Some(piece) = Piece::from_char(c) {
+                if file >= 8 {
+                    return Err(err(format!("rank {} has more than 8 squares", rank + 1)));
+                }
+                board.set_piece_at(Square::from_coords(file, rank), piece);
+                file += 1;
+            } else {
+                return Err(err(format!(
+                    "unknown piece letter '{c}' (K, Q or F, B or A or E, N, R, P)"
+                )));
+            }
+            if file > 8 {
+                return Err(err(format!("rank {} has more than 8 squares", rank + 1)));
+            }
+        }
+        if file != 8 {
+            return Err(err(format!(
+                "rank {} has {file} squares, expected 8",
+                rank + 1
+            )));
+        }
+    }
+    Ok(board)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        for fen in [
+            START_FEN,
+            "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1",
+            "8/1P4k1/8/8/8/5q2/6P1/4K3 w - - 0 1",
+        ] {
+            assert_eq!(Fen::parse(fen).unwrap().to_string(), fen);
+        }
+    }
+
+    #[test]
+    fn aliases_and_short_form() {
+        let a = Fen::parse("7k/7p/8/8/3F4/8/8/K4A2 w").unwrap();
+        let b = Fen::parse("7k/7p/8/8/3Q4/8/8/K4E2 w - - 0 1").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.to_string_fa(), "7k/7p/8/8/3F4/8/8/K4A2 w - - 0 1");
+    }
+
+    #[test]
+    fn rejections_name_the_field() {
+        let cases = [
+            ("", "empty"),
+            ("8/8/8/8/8/8/8 w", "board field"),
+            ("8/8/8/8/8/8/8/9 w", "board field"),
+            ("8/8/8/8/8/8/8/X7 w", "unknown piece letter"),
+            ("8/8/8/8/8/8/8/K6k", "side-to-move"),
+            ("8/8/8/8/8/8/8/K6k x", "side-to-move"),
+            ("8/8/8/8/8/8/8/K6k w KQ -", "castling"),
+            ("8/8/8/8/8/8/8/K6k w - e3", "en passant"),
+            ("8/8/8/8/8/8/8/K6k w - - x", "halfmove"),
+            ("8/8/8/8/8/8/8/K6k w - - 0 0", "move number"),
+            ("8/8/8/8/8/8/8/K6k w - - 0 1 9", "more than six"),
+        ];
+        for (fen, needle) in cases {
+            let e = Fen::parse(fen).unwrap_err().to_string();
+            assert!(e.contains(needle), "{fen}: {e}");
+        }
+    }
+
+    #[test]
+    fn illegal_positions_are_named() {
+        let cases = [
+            ("8/8/8/8/8/8/8/K7 w", "no shah"),
+            ("8/8/8/8/8/8/8/KK5k w", "more than one shah"),
+            ("8/8/8/3Kk3/8/8/8/8 w", "adjacent"),
+            ("4k3/8/8/8/8/8/8/K3R3 w", "not to move is in check"),
+            ("P3k3/8/8/8/8/8/8/K7 w", "pawn on a8"),
+            ("k7/8/8/8/8/8/8/KRRRRRRR w", ""),
+            ("k7/8/RRRRRRRR/RRRRRRRR/8/8/8/K7 w", "too many pieces"),
+        ];
+        for (fen, needle) in cases {
+            match Position::from_fen(fen) {
+                Err(FenError::Position(e)) => {
+                    assert!(e.to_string().contains(needle), "{fen}: {e}")
+                }
+                other => {
+                    if needle.is_empty() {
+                        assert!(other.is_ok(), "{fen}");
+                    } else {
+                        panic!("{fen}: expected a position error, got {other:?}")
+                    }
+                }
+            }
+        }
+    }
+}

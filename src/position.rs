@@ -1,0 +1,714 @@
+//! Positions: an unvalidated [`Setup`], a validated [`Position`], moves and the game end.
+
+use std::fmt;
+
+use crate::attacks;
+use crate::bitboard::Bitboard;
+use crate::board::Board;
+use crate::color::Color;
+use crate::role::{Piece, Role};
+use crate::rules::{BareKing, EndReason, Outcome, RuleSet, Stalemate};
+use crate::square::Square;
+
+/// Most men one side may have in a position (a full army).
+pub const MAX_MEN_PER_SIDE: u32 = 16;
+/// Most pawns one side may have.
+pub const MAX_PAWNS_PER_SIDE: u32 = 8;
+
+/// A position that is not necessarily legal: what a FEN describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Setup {
+    pub board: Board,
+    pub turn: Color,
+    /// Plies since the last capture or pawn move (kept for FEN round trips; no rule uses it).
+    pub halfmoves: u32,
+    /// Move number, starting at 1.
+    pub fullmoves: u32,
+}
+
+impl Setup {
+    /// An empty board, White to move.
+    #[must_use]
+    pub fn empty() -> Setup {
+        Setup {
+            board: Board::empty(),
+            turn: Color::White,
+            halfmoves: 0,
+            fullmoves: 1,
+        }
+    }
+}
+
+/// Why a setup is not a legal position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PositionError {
+    /// A side has no shah.
+    MissingShah(Color),
+    /// A side has more than one shah.
+    TooManyShahs(Color),
+    /// The two shahs stand on adjacent squares.
+    AdjacentShahs,
+    /// The side that is not to move is in check.
+    OppositeCheck,
+    /// A pawn stands on the first or last rank.
+    PawnOnBackRank(Square),
+    /// A side has more than 16 men or more than 8 pawns.
+    TooManyPieces(Color),
+}
+
+impl fmt::Display for PositionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PositionError::MissingShah(c) => {
+                write!(f, "illegal position: {c} has no shah (need exactly one a side)")
+            }
+            PositionError::TooManyShahs(c) => write!(
+                f,
+                "illegal position: {c} has more than one shah (need exactly one a side)"
+            ),
+            PositionError::AdjacentShahs => {
+                f.write_str("illegal position: the two shahs stand on adjacent squares")
+            }
+            PositionError::OppositeCheck => {
+                f.write_str("illegal position: the side not to move is in check")
+            }
+            PositionError::PawnOnBackRank(sq) => write!(
+                f,
+                "illegal position: pawn on {sq}, on the first or last rank (pawns promote on the last rank and never stand on the first)"
+            ),
+            PositionError::TooManyPieces(c) => write!(
+                f,
+                "illegal position: {c} has too many pieces (at most {MAX_MEN_PER_SIDE} men and {MAX_PAWNS_PER_SIDE} pawns a side)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PositionError {}
+
+/// A move. Promotion is always to a ferz, so a flag says all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Move {
+    /// The role of the moving piece (before promotion).
+    pub role: Role,
+    pub from: Square,
+    pub to: Square,
+    /// The role of the captured piece, if any.
+    pub capture: Option<Role>,
+    /// A pawn reaching the last rank, becoming a ferz.
+    pub promotion: bool,
+}
+
+impl Move {
+    /// UCI notation: `e2e3`, and `e7e8q` for a promotion (`q`, the ferz letter).
+    #[must_use]
+    pub fn to_uci(&self) -> String {
+        self.to_string()
+    }
+
+    /// Whether the move captures or promotes, leading to another material.
+    #[must_use]
+    pub const fn is_conversion(&self) -> bool {
+        self.capture.is_some() || self.promotion
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.from, self.to)?;
+        if self.promotion {
+            f.write_str("q")?;
+        }
+        Ok(())
+    }
+}
+
+/// A list of moves without allocation (no legal position has more than 256 moves).
+#[derive(Clone)]
+pub struct MoveList {
+    moves: [Move; 256],
+    len: usize,
+}
+
+impl MoveList {
+    #[must_use]
+    pub fn new() -> MoveList {
+        MoveList {
+            moves: [Move {
+                role: Role::Pawn,
+                from: Square::new(0),
+                to: Square::new(0),
+                capture: None,
+                promotion: false,
+            }; 256],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, m: Move) {
+        self.moves[self.len] = m;
+        self.len += 1;
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl Default for MoveList {
+    fn default() -> MoveList {
+        MoveList::new()
+    }
+}
+
+impl std::ops::Deref for MoveList {
+    type Target = [Move];
+    fn deref(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+}
+
+impl fmt::Debug for MoveList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// A move that is not legal in the position it was asked of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlayError {
+    pub uci: String,
+    pub fen: String,
+}
+
+impl fmt::Display for PlayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "illegal move {} in {}", self.uci, self.fen)
+    }
+}
+
+impl std::error::Error for PlayError {}
+
+/// A legal shatranj position: one shah a side, shahs not adjacent, the side not to move
+/// not in check, no pawn on its first or last rank.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Position {
+    board: Board,
+    turn: Color,
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({})", crate::fen::Fen::from_position(self))
+    }
+}
+
+impl Position {
+    /// The validated position of a setup, or the first reason it is illegal.
+    pub fn from_setup(setup: &Setup) -> Result<Position, PositionError> {
+        Position::from_board(setup.board, setup.turn)
+    }
+
+    /// The validated position of a board and a side to move.
+    pub fn from_board(board: Board, turn: Color) -> Result<Position, PositionError> {
+        for color in Color::ALL {
+            let shahs = board.by_piece(Piece {
+                color,
+                role: Role::Shah,
+            });
+            if shahs.is_empty() {
+                return Err(PositionError::MissingShah(color));
+            }
+            if shahs.more_than_one() {
+                return Err(PositionError::TooManyShahs(color));
+            }
+            let pawns = board.by_piece(Piece {
+                color,
+                role: Role::Pawn,
+            });
+            if board.count(color) > MAX_MEN_PER_SIDE || pawns.count() > MAX_PAWNS_PER_SIDE {
+                return Err(PositionError::TooManyPieces(color));
+            }
+        }
+        if let Some(sq) = (board.by_role(Role::Pawn) & (Bitboard::rank(0) | Bitboard::rank(7))).first()
+        {
+            return Err(PositionError::PawnOnBackRank(sq));
+        }
+        let pos = Position { board, turn };
+        let (ws, bs) = (pos.shah(Color::White), pos.shah(Color::Black));
+        if ws.distance(bs) <= 1 {
+            return Err(PositionError::AdjacentShahs);
+        }
+        if board
+            .attackers_to(pos.shah(!turn), turn, board.occupied())
+            .any()
+        {
+            return Err(PositionError::OppositeCheck);
+        }
+        Ok(pos)
+    }
+
+    /// A position trusted to be legal (the generator's index guarantees it).
+    #[must_use]
+    pub(crate) fn from_board_unchecked(board: Board, turn: Color) -> Position {
+        debug_assert!(Position::from_board(board, turn).is_ok(), "{board:?}");
+        Position { board, turn }
+    }
+
+    /// The start position of shatranj (shahs on the d-file, ferzes on the e-file).
+    #[must_use]
+    pub fn startpos() -> Position {
+        crate::fen::Fen::parse("rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1")
+            .expect("start FEN is valid")
+            .into_position()
+            .expect("start position is legal")
+    }
+
+    /// The same position as an unvalidated setup.
+    #[must_use]
+    pub fn to_setup(&self) -> Setup {
+        Setup {
+            board: self.board,
+            turn: self.turn,
+            halfmoves: 0,
+            fullmoves: 1,
+        }
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn turn(&self) -> Color {
+        self.turn
+    }
+
+    /// The square of `color`'s shah.
+    #[inline]
+    #[must_use]
+    pub fn shah(&self, color: Color) -> Square {
+        self.board
+            .by_piece(Piece {
+                color,
+                role: Role::Shah,
+            })
+            .first()
+            .expect("a legal position has both shahs")
+    }
+
+    /// The enemy pieces giving check to the side to move.
+    #[inline]
+    #[must_use]
+    pub fn checkers(&self) -> Bitboard {
+        self.board
+            .attackers_to(self.shah(self.turn), !self.turn, self.board.occupied())
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn is_check(&self) -> bool {
+        self.checkers().any()
+    }
+
+    /// Whether `color` has nothing left but its shah.
+    #[inline]
+    #[must_use]
+    pub fn is_bare(&self, color: Color) -> bool {
+        !self.board.by_color(color).more_than_one()
+    }
+
+    /// The position with ranks flipped and colours swapped, same game value.
+    #[must_use]
+    pub fn swap_colors(&self) -> Position {
+        Position {
+            board: self.board.swap_colors(),
+            turn: !self.turn,
+        }
+    }
+
+    /// Pieces of the side to move pinned to their shah (only a rook can pin).
+    fn pinned(&self, shah: Square) -> Bitboard {
+        let us = self.turn;
+        let snipers = attacks::rook_attacks(shah, Bitboard::EMPTY)
+            & self.board.by_role(Role::Rook)
+            & self.board.by_color(!us);
+        let mut pinned = Bitboard::EMPTY;
+        for sniper in snipers {
+            let b = attacks::between(shah, sniper) & self.board.occupied();
+            if !b.more_than_one() {
+                pinned |= b & self.board.by_color(us);
+            }
+        }
+        pinned
+    }
+
+    /// Every legal move of the side to move, appended to `list` (which is cleared first).
+    pub fn legal_moves_into(&self, list: &mut MoveList) {
+        list.clear();
+        self.gen_legal(|m| {
+            list.push(m);
+            true
+        });
+    }
+
+    /// Every legal move of the side to move.
+    #[must_use]
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        self.legal_moves_into(&mut list);
+        list
+    }
+
+    /// Whether the side to move has any legal move.
+    #[must_use]
+    pub fn has_legal_move(&self) -> bool {
+        let mut any = false;
+        self.gen_legal(|_| {
+            any = true;
+            false
+        });
+        any
+    }
+
+    /// Number of legal moves (faster than building the list).
+    #[must_use]
+    pub fn count_legal_moves(&self) -> u64 {
+        let mut n = 0;
+        self.gen_legal(|_| {
+            n += 1;
+            true
+        });
+        n
+    }
+
+    /// Calls `f` on each legal move until it returns false. Returns false if stopped.
+    #[inline]
+    fn gen_legal(&self, mut f: impl FnMut(Move) -> bool) -> bool {
+        let us = self.turn;
+        let them = !us;
+        let board = &self.board;
+        let ours = board.by_color(us);
+        let theirs = board.by_color(them);
+        let occ = board.occupied();
+        let shah = self.shah(us);
+        let role_at = |sq: Square| board.role_at(sq);
+
+        // shah moves: to squares not attacked once the shah has left its square
+        for to in attacks::shah_attacks(shah) & !ours {
+            if board.attackers_to(to, them, occ.without(shah)).is_empty()
+                && !f(Move {
+                    role: Role::Shah,
+                    from: shah,
+                    to,
+                    capture: if theirs.contains(to) { role_at(to) } else { None },
+                    promotion: false,
+                })
+            {
+                return false;
+            }
+        }
+
+        let checkers = board.attackers_to(shah, them, occ);
+        if checkers.more_than_one() {
+            return true;
+        }
+        let target = match checkers.first() {
+            Some(checker) => checkers | attacks::between(shah, checker),
+            None => !ours,
+        };
+        let pinned = self.pinned(shah);
+        let last_rank = Bitboard::rank(us.fold(7, 0));
+
+        for from in ours.without(shah) {
+            let role = role_at(from).expect("occupied");
+            let mut to_set = match role {
+                Role::Pawn => {
+                    let push = match us {
+                        Color::White => from.offset(0, 1),
+                        Color::Black => from.offset(0, -1),
+                    };
+                    let mut t = attacks::pawn_attacks(us, from) & theirs;
+                    if let Some(p) = push {
+                        if !occ.contains(p) {
+                            t.insert(p);
+                        }
+                    }
+                    t
+                }
+                _ => attacks::attacks(role, us, from, occ) & !ours,
+            } & target;
+            if pinned.contains(from) {
+                to_set &= attacks::line(shah, from);
+            }
+            for to in to_set {
+                let m = Move {
+                    role,
+                    from,
+                    to,
+                    capture: if theirs.contains(to) { role_at(to) } else { None },
+                    promotion: role == Role::Pawn && last_rank.contains(to),
+                };
+                if !f(m) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Plays a move known to be legal in this position.
+    #[inline]
+    #[must_use]
+    pub fn play_unchecked(&self, m: &Move) -> Position {
+        let mut board = self.board;
+        let piece = board.remove_piece_at(m.from).expect("a piece on from");
+        let placed = if m.promotion {
+            Piece {
+                color: piece.color,
+                role: Role::Ferz,
+            }
+        } else {
+            piece
+        };
+        board.set_piece_at(m.to, placed);
+        Position {
+            board,
+            turn: !self.turn,
+        }
+    }
+
+    /// Plays a move given in UCI notation, if it is legal.
+    pub fn play_uci(&self, uci: &str) -> Result<(Move, Position), PlayError> {
+        let uci_lower = uci.trim().to_ascii_lowercase();
+        // accept the F/A convention's promotion letter too
+        let wanted = uci_lower.trim_end_matches('f').to_string();
+        self.legal_moves()
+            .iter()
+            .find(|m| {
+                let s = m.to_uci();
+                s == uci_lower || (m.promotion && s == format!("{wanted}q"))
+            })
+            .map(|m| (*m, self.play_unchecked(m)))
+            .ok_or_else(|| PlayError {
+                uci: uci.to_string(),
+                fen: crate::fen::Fen::from_position(self).to_string(),
+            })
+    }
+
+    /// Whether the game has ended here under `rules`, and how.
+    ///
+    /// In this order: both shahs bare is a draw; a bare side has lost (under
+    /// `bare-king=counter` a bare side to move keeps its reply while it can capture the
+    /// opponent's only piece); a side to move without legal moves has lost (checkmate or
+    /// stalemate; under `stalemate=draw` a stalemate is a draw).
+    #[must_use]
+    pub fn outcome(&self, rules: RuleSet) -> Option<Outcome> {
+        let us = self.turn;
+        let them = !us;
+        let (bare_us, bare_them) = (self.is_bare(us), self.is_bare(them));
+        if bare_us && bare_them {
+            return Some(Outcome::Draw {
+                reason: EndReason::BareKing,
+            });
+        }
+        if bare_them {
+            // The opponent moved last while bare: it has lost under either rule.
+            return Some(Outcome::Decisive {
+                winner: us,
+                reason: EndReason::BareKing,
+            });
+        }
+        if bare_us {
+            let reply = match rules.bare_king {
+                BareKing::Immediate => false,
+                BareKing::Counter => {
+                    let theirs = self.board.by_color(them);
+                    // the opponent has exactly one piece besides its shah
+                    theirs.count() == 2 && self.can_capture(theirs.without(self.shah(them)))
+                }
+            };
+            if !reply {
+                return Some(Outcome::Decisive {
+                    winner: them,
+                    reason: EndReason::BareKing,
+                });
+            }
+        }
+        if self.has_legal_move() {
+            return None;
+        }
+        if self.is_check() {
+            Some(Outcome::Decisive {
+                winner: them,
+                reason: EndReason::Checkmate,
+            })
+        } else {
+            match rules.stalemate {
+                Stalemate::Loss => Some(Outcome::Decisive {
+                    winner: them,
+                    reason: EndReason::Stalemate,
+                }),
+                Stalemate::Draw => Some(Outcome::Draw {
+                    reason: EndReason::Stalemate,
+                }),
+            }
+        }
+    }
+
+    /// Whether the side to move has a legal capture on a square of `targets`.
+    fn can_capture(&self, targets: Bitboard) -> bool {
+        let mut found = false;
+        self.gen_legal(|m| {
+            if targets.contains(m.to) {
+                found = true;
+                false
+            } else {
+                true
+            }
+        });
+        found
+    }
+
+    /// Number of legal move paths of `depth` plies (pure move generation: no game-end
+    /// rule stops it).
+    #[must_use]
+    pub fn perft(&self, depth: u32) -> u64 {
+        if depth == 0 {
+            return 1;
+        }
+        if depth == 1 {
+            return self.count_legal_moves();
+        }
+        let moves = self.legal_moves();
+        moves
+            .iter()
+            .map(|m| self.play_unchecked(m).perft(depth - 1))
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fen::Fen;
+
+    fn pos(fen: &str) -> Position {
+        Fen::parse(fen).unwrap().into_position().unwrap()
+    }
+
+    fn moves(fen: &str) -> Vec<String> {
+        let mut v: Vec<String> = pos(fen).legal_moves().iter().map(Move::to_uci).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn start_position_moves() {
+        assert_eq!(
+            moves("rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1").join(" "),
+            "a2a3 b1a3 b1c3 b2b3 c1a3 c1e3 c2c3 d2d3 e2e3 f1d3 f1h3 f2f3 g1f3 g1h3 g2g3 h2h3"
+        );
+    }
+
+    #[test]
+    fn alfil_jumps_and_ferz_steps() {
+        assert_eq!(
+            moves("7k/7p/8/8/8/4p3/4PP2/K2B4 w").join(" "),
+            "a1a2 a1b1 a1b2 d1b3 d1f3 f2e3 f2f3"
+        );
+        assert_eq!(
+            moves("7k/7p/8/8/3Q4/8/8/K4B2 w").join(" "),
+            "a1a2 a1b1 a1b2 d4c3 d4c5 d4e3 d4e5 f1d3 f1h3"
+        );
+    }
+
+    #[test]
+    fn promotions() {
+        assert_eq!(
+            moves("n1n5/1P6/8/4k3/8/8/8/K7 w").join(" "),
+            "a1a2 a1b1 a1b2 b7a8q b7b8q b7c8q"
+        );
+        let (_, after) = pos("8/P7/8/7p/4k3/8/8/K7 w").play_uci("a7a8q").unwrap();
+        assert_eq!(
+            after.board().role_at("a8".parse().unwrap()),
+            Some(Role::Ferz)
+        );
+    }
+
+    #[test]
+    fn pins_only_along_rook_lines() {
+        // white rook on e2 pinned by the black rook on e8: it may move along the e-file only
+        let m = moves("4r2k/8/8/8/8/8/4R3/4K3 w");
+        assert!(m.contains(&"e2e8".to_string()));
+        assert!(m.contains(&"e2e5".to_string()));
+        assert!(!m.contains(&"e2d2".to_string()));
+    }
+
+    #[test]
+    fn outcomes_follow_the_rules() {
+        let rules = RuleSet::default();
+        let immediate: RuleSet = "bare-king=immediate".parse().unwrap();
+        let stalemate_draw: RuleSet = "stalemate=draw".parse().unwrap();
+        // a1 stalemate: black loses
+        let p = pos("k7/2Q4p/1K5P/8/8/8/8/8 b");
+        assert_eq!(
+            p.outcome(rules),
+            Some(Outcome::Decisive {
+                winner: Color::White,
+                reason: EndReason::Stalemate
+            })
+        );
+        assert_eq!(
+            p.outcome(stalemate_draw),
+            Some(Outcome::Draw {
+                reason: EndReason::Stalemate
+            })
+        );
+        // checkmate
+        assert_eq!(
+            pos("k6R/8/1K6/8/8/8/2p5/8 b").outcome(rules),
+            Some(Outcome::Decisive {
+                winner: Color::White,
+                reason: EndReason::Checkmate
+            })
+        );
+        // bare black to move, cannot take the rook: lost under either rule
+        let p = pos("8/8/8/4k3/8/8/7R/K7 b");
+        assert_eq!(p.outcome(rules).and_then(Outcome::winner), Some(Color::White));
+        // bare black to move, can take the unguarded rook: not over under counter
+        let p = pos("8/8/8/4k3/4R3/8/8/K7 b");
+        assert_eq!(p.outcome(rules), None);
+        assert_eq!(p.outcome(immediate).and_then(Outcome::winner), Some(Color::White));
+        // two white pieces: lost at once
+        assert_eq!(
+            pos("8/8/8/4k3/4R3/8/8/KQ6 b").outcome(rules).and_then(Outcome::winner),
+            Some(Color::White)
+        );
+        // white bare, black to move with a knight: black has won
+        assert_eq!(
+            pos("8/8/8/4k3/4n3/8/8/K7 b").outcome(rules).and_then(Outcome::winner),
+            Some(Color::Black)
+        );
+        // K v K is drawn
+        assert_eq!(
+            pos("8/8/8/4k3/8/8/8/K7 w").outcome(rules),
+            Some(Outcome::Draw {
+                reason: EndReason::BareKing
+            })
+        );
+        assert_eq!(pos("8/8/3k4/8/2bn4/8/8/R2QK3 w").outcome(rules), None);
+    }
+
+    #[test]
+    fn perft_start_shallow() {
+        let p = Position::startpos();
+        assert_eq!(p.perft(1), 16);
+        assert_eq!(p.perft(2), 256);
+        assert_eq!(p.perft(3), 4176);
+    }
+}
