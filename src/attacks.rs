@@ -257,14 +257,23 @@ mod tests {
     #[test]
     fn leapers() {
         let sq = |s: &str| s.parse::<Square>().unwrap();
-        assert_eq!(alfil_attacks(sq("d1")), Bitboard::from(sq("b3")) | sq("f3").into());
+        assert_eq!(
+            alfil_attacks(sq("d1")),
+            Bitboard::from(sq("b3")) | sq("f3").into()
+        );
         assert_eq!(alfil_attacks(sq("a1")).count(), 1);
         assert_eq!(ferz_attacks(sq("a1")), Bitboard::from(sq("b2")));
         assert_eq!(ferz_attacks(sq("d4")).count(), 4);
         assert_eq!(knight_attacks(sq("a1")).count(), 2);
         assert_eq!(shah_attacks(sq("e4")).count(), 8);
-        assert_eq!(pawn_attacks(Color::White, sq("a2")), Bitboard::from(sq("b3")));
-        assert_eq!(pawn_attacks(Color::Black, sq("h7")), Bitboard::from(sq("g6")));
+        assert_eq!(
+            pawn_attacks(Color::White, sq("a2")),
+            Bitboard::from(sq("b3"))
+        );
+        assert_eq!(
+            pawn_attacks(Color::Black, sq("h7")),
+            Bitboard::from(sq("g6"))
+        );
         // the alfil reaches 8 squares from any start, counting its own
         let mut seen = Bitboard::from(sq("c1"));
         let mut frontier = seen;

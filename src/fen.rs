@@ -39,9 +39,9 @@ impl fmt::Display for ParseFenError {
         match self {
             ParseFenError::Empty => f.write_str("invalid FEN: empty"),
             ParseFenError::Board(why) => write!(f, "invalid FEN: board field: {why}"),
-            ParseFenError::MissingTurn => {
-                f.write_str("invalid FEN: side-to-move field missing (expected w or b after the board)")
-            }
+            ParseFenError::MissingTurn => f.write_str(
+                "invalid FEN: side-to-move field missing (expected w or b after the board)",
+            ),
             ParseFenError::Turn(s) => {
                 write!(f, "invalid FEN: side-to-move field '{s}' (expected w or b)")
             }
@@ -235,7 +235,10 @@ fn parse_board(field: &str) -> Result<Board, ParseFenError> {
     let err = |why: String| ParseFenError::Board(why);
     let ranks: Vec<&str> = field.split('/').collect();
     if ranks.len() != 8 {
-        return Err(err(format!("{} ranks, expected 8 separated by /", ranks.len())));
+        return Err(err(format!(
+            "{} ranks, expected 8 separated by /",
+            ranks.len()
+        )));
     }
     let mut board = Board::empty();
     for (i, rank_str) in ranks.iter().enumerate() {
@@ -244,7 +247,10 @@ fn parse_board(field: &str) -> Result<Board, ParseFenError> {
         for c in rank_str.chars() {
             if let Some(d) = c.to_digit(10) {
                 if !(1..=8).contains(&d) {
-                    return Err(err(format!("bad empty-square count '{c}' on rank {}", rank + 1)));
+                    return Err(err(format!(
+                        "bad empty-square count '{c}' on rank {}",
+                        rank + 1
+                    )));
                 }
                 file += d;
             } else if let Some(piece) = Piece::from_char(c) {

@@ -60,7 +60,10 @@ impl fmt::Display for PositionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PositionError::MissingShah(c) => {
-                write!(f, "illegal position: {c} has no shah (need exactly one a side)")
+                write!(
+                    f,
+                    "illegal position: {c} has no shah (need exactly one a side)"
+                )
             }
             PositionError::TooManyShahs(c) => write!(
                 f,
@@ -231,7 +234,8 @@ impl Position {
                 return Err(PositionError::TooManyPieces(color));
             }
         }
-        if let Some(sq) = (board.by_role(Role::Pawn) & (Bitboard::rank(0) | Bitboard::rank(7))).first()
+        if let Some(sq) =
+            (board.by_role(Role::Pawn) & (Bitboard::rank(0) | Bitboard::rank(7))).first()
         {
             return Err(PositionError::PawnOnBackRank(sq));
         }
@@ -405,7 +409,11 @@ impl Position {
                     role: Role::Shah,
                     from: shah,
                     to,
-                    capture: if theirs.contains(to) { role_at(to) } else { None },
+                    capture: if theirs.contains(to) {
+                        role_at(to)
+                    } else {
+                        None
+                    },
                     promotion: false,
                 })
             {
@@ -450,7 +458,11 @@ impl Position {
                     role,
                     from,
                     to,
-                    capture: if theirs.contains(to) { role_at(to) } else { None },
+                    capture: if theirs.contains(to) {
+                        role_at(to)
+                    } else {
+                        None
+                    },
                     promotion: role == Role::Pawn && last_rank.contains(to),
                 };
                 if !f(m) {
@@ -679,19 +691,29 @@ mod tests {
         );
         // bare black to move, cannot take the rook: lost under either rule
         let p = pos("8/8/8/4k3/8/8/7R/K7 b");
-        assert_eq!(p.outcome(rules).and_then(Outcome::winner), Some(Color::White));
+        assert_eq!(
+            p.outcome(rules).and_then(Outcome::winner),
+            Some(Color::White)
+        );
         // bare black to move, can take the unguarded rook: not over under counter
         let p = pos("8/8/8/4k3/4R3/8/8/K7 b");
         assert_eq!(p.outcome(rules), None);
-        assert_eq!(p.outcome(immediate).and_then(Outcome::winner), Some(Color::White));
+        assert_eq!(
+            p.outcome(immediate).and_then(Outcome::winner),
+            Some(Color::White)
+        );
         // two white pieces: lost at once
         assert_eq!(
-            pos("8/8/8/4k3/4R3/8/8/KQ6 b").outcome(rules).and_then(Outcome::winner),
+            pos("8/8/8/4k3/4R3/8/8/KQ6 b")
+                .outcome(rules)
+                .and_then(Outcome::winner),
             Some(Color::White)
         );
         // white bare, black to move with a knight: black has won
         assert_eq!(
-            pos("8/8/8/4k3/4n3/8/8/K7 b").outcome(rules).and_then(Outcome::winner),
+            pos("8/8/8/4k3/4n3/8/8/K7 b")
+                .outcome(rules)
+                .and_then(Outcome::winner),
             Some(Color::Black)
         );
         // K v K is drawn

@@ -198,9 +198,7 @@ impl Position {
             },
         );
         if let Some(r) = um.uncapture {
-            if r == Role::Shah
-                || (r == Role::Pawn && (um.to.rank() == 0 || um.to.rank() == 7))
-            {
+            if r == Role::Shah || (r == Role::Pawn && (um.to.rank() == 0 || um.to.rank() == 7)) {
                 return None;
             }
             board.set_piece_at(

@@ -39,7 +39,13 @@ impl Role {
     ];
 
     /// The roles a capture can remove (every role but the shah).
-    pub const CAPTURABLE: [Role; 5] = [Role::Pawn, Role::Knight, Role::Alfil, Role::Ferz, Role::Rook];
+    pub const CAPTURABLE: [Role; 5] = [
+        Role::Pawn,
+        Role::Knight,
+        Role::Alfil,
+        Role::Ferz,
+        Role::Rook,
+    ];
 
     /// 0..6, in the order of [`Role::ALL`].
     #[must_use]
