@@ -1,0 +1,391 @@
+//! The position index of a table: every position of a material <-> a dense integer.
+//!
+//! Layout (scheme [`INDEX_SCHEME`]): `index = kk * prod(group sizes) + groups`, mixed
+//! radix, where
+//! - `kk` numbers the placements of the two shahs up to symmetry: without pawns, the
+//!   White shah in the triangle a1-d1-d4 and, when it stands on the a1-h8 diagonal, the
+//!   Black shah on or below that diagonal (462 pairs); with pawns, only the left-right
+//!   mirror applies and the White shah stands on files a-d (1,806 pairs);
+//! - each group of like pieces (one colour and role) is numbered as a combination of
+//!   squares (64 squares, or for pawns the 48 squares of ranks 2-7), White's groups
+//!   first, in the order rook, knight, ferz, alfil, pawn.
+//!
+//! Some indices name no legal position (pieces on one square, the side not to move in
+//! check) and, without pawns, some name a mirror image of another index when both shahs
+//! stand on the diagonal; [`TableIndex::is_canonical`] tells which one is kept.
+//! A position's side to move is not part of the index: tables keep one array per side.
+
+use std::sync::OnceLock;
+
+use crate::board::Board;
+use crate::color::Color;
+use crate::material::{Material, PIECE_ORDER};
+use crate::role::{Piece, Role};
+use crate::square::Square;
+
+/// The index scheme written into table headers.
+pub const INDEX_SCHEME: u32 = 1;
+
+/// Transforms of the board: bit 0 mirrors files, bit 1 mirrors ranks, bit 2 flips on the
+/// a1-h8 diagonal, applied in that order.
+static TRANSFORMS: [[u8; 64]; 8] = {
+    let mut t = [[0u8; 64]; 8];
+    let mut id = 0;
+    while id < 8 {
+        let mut s = 0;
+        while s < 64 {
+            let mut f = s % 8;
+            let mut r = s / 8;
+            if id & 1 != 0 {
+                f = 7 - f;
+            }
+            if id & 2 != 0 {
+                r = 7 - r;
+            }
+            if id & 4 != 0 {
+                let tmp = f;
+                f = r;
+                r = tmp;
+            }
+            t[id][s] = (r * 8 + f) as u8;
+            s += 1;
+        }
+        id += 1;
+    }
+    t
+};
+
+const BINOM_N: usize = 65;
+const BINOM_K: usize = 8;
+
+/// Binomial coefficients C(n, k) for n <= 64, k < 8.
+static BINOM: [[u64; BINOM_K]; BINOM_N] = {
+    let mut b = [[0u64; BINOM_K]; BINOM_N];
+    let mut n = 0;
+    while n < BINOM_N {
+        b[n][0] = 1;
+        let mut k = 1;
+        while k < BINOM_K {
+            b[n][k] = if n == 0 {
+                0
+            } else {
+                b[n - 1][k - 1] + b[n - 1][k]
+            };
+            k += 1;
+        }
+        n += 1;
+    }
+    b
+};
+
+const NO_KK: u32 = u32::MAX;
+
+struct KkTable {
+    /// `[wk][bk]` -> kk number, or `NO_KK` for a non-canonical or illegal pair.
+    index: Vec<u32>,
+    /// kk number -> (wk, bk).
+    pairs: Vec<(u8, u8)>,
+}
+
+fn kk_table(pawns: bool) -> &'static KkTable {
+    static PAWNLESS: OnceLock<KkTable> = OnceLock::new();
+    static PAWNFUL: OnceLock<KkTable> = OnceLock::new();
+    let cell = if pawns { &PAWNFUL } else { &PAWNLESS };
+    cell.get_or_init(|| {
+        let mut index = vec![NO_KK; 64 * 64];
+        let mut pairs = Vec::new();
+        for wk in 0..64u32 {
+            let w = Square::new(wk);
+            let ok_w = if pawns {
+                w.file() <= 3
+            } else {
+                w.file() <= 3 && w.rank() <= w.file()
+            };
+            if !ok_w {
+                continue;
+            }
+            for bk in 0..64u32 {
+                let b = Square::new(bk);
+                if w.distance(b) <= 1 {
+                    continue;
+                }
+                if !pawns && w.rank() == w.file() && b.rank() > b.file() {
+                    continue;
+                }
+                index[(wk * 64 + bk) as usize] = pairs.len() as u32;
+                pairs.push((wk as u8, bk as u8));
+            }
+        }
+        KkTable { index, pairs }
+    })
+}
+
+/// One group of like pieces in the index.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    piece: Piece,
+    count: usize,
+    /// Number of squares the group's pieces may stand on (64, or 48 for pawns).
+    squares: u32,
+    /// Number of combinations: C(squares, count).
+    size: u64,
+}
+
+/// The index of one material's table.
+#[derive(Clone, Debug)]
+pub struct TableIndex {
+    material: Material,
+    pawns: bool,
+    groups: Vec<Group>,
+    /// Product of the group sizes.
+    rest: u64,
+    kk_count: u64,
+}
+
+impl TableIndex {
+    /// The index of a material in its stored form (see [`Material::normalized`]).
+    ///
+    /// # Panics
+    /// If the material is not in stored form or has a bare side.
+    #[track_caller]
+    #[must_use]
+    pub fn new(material: Material) -> TableIndex {
+        assert_eq!(
+            material,
+            material.normalized(),
+            "material not in stored form"
+        );
+        assert!(!material.is_decided_by_rules(), "no table for a bare side");
+        let pawns = material.has_pawns();
+        let mut groups = Vec::new();
+        for color in Color::ALL {
+            for role in PIECE_ORDER {
+                let count = usize::from(material.side(color).count(role));
+                if count > 0 {
+                    assert!(count < BINOM_K, "too many like pieces for the index");
+                    let squares = if role == Role::Pawn { 48 } else { 64 };
+                    groups.push(Group {
+                        piece: Piece { color, role },
+                        count,
+                        squares,
+                        size: BINOM[squares as usize][count],
+                    });
+                }
+            }
+        }
+        let rest = groups.iter().map(|g| g.size).product();
+        let kk_count = kk_table(pawns).pairs.len() as u64;
+        TableIndex {
+            material,
+            pawns,
+            groups,
+            rest,
+            kk_count,
+        }
+    }
+
+    #[must_use]
+    pub fn material(&self) -> Material {
+        self.material
+    }
+
+    /// Number of indices for one side to move.
+    #[must_use]
+    pub fn size(&self) -> u64 {
+        self.kk_count * self.rest
+    }
+
+    /// Number of shah placements (462 without pawns, 1,806 with).
+    #[must_use]
+    pub fn kk_count(&self) -> u64 {
+        self.kk_count
+    }
+
+    /// The board of an index, or `None` if two pieces would share a square.
+    #[must_use]
+    pub fn decode(&self, index: u64) -> Option<Board> {
+        if index >= self.size() {
+            return None;
+        }
+        let kk = index / self.rest;
+        let mut rem = index % self.rest;
+        let (wk, bk) = kk_table(self.pawns).pairs[kk as usize];
+        let mut board = Board::empty();
+        board.set_piece_at(
+            Square::new(u32::from(wk)),
+            Piece {
+                color: Color::White,
+                role: Role::Shah,
+            },
+        );
+        board.set_piece_at(
+            Square::new(u32::from(bk)),
+            Piece {
+                color: Color::Black,
+                role: Role::Shah,
+            },
+        );
+        // groups are mixed-radix digits, the last group least significant
+        let mut digits = [0u64; 16];
+        for (i, g) in self.groups.iter().enumerate().rev() {
+            digits[i] = rem % g.size;
+            rem /= g.size;
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            let mut c = digits[i];
+            // colex decoding: the largest square first
+            let mut top = g.squares;
+            for k in (1..=g.count).rev() {
+                let mut s = top - 1;
+                while BINOM[s as usize][k] > c {
+                    s -= 1;
+                }
+                c -= BINOM[s as usize][k];
+                top = s;
+                let sq = if g.piece.role == Role::Pawn { s + 8 } else { s };
+                let sq = Square::new(sq);
+                if board.occupied().contains(sq) {
+                    return None;
+                }
+                board.set_piece_at(sq, g.piece);
+            }
+        }
+        Some(board)
+    }
+
+    /// The index of a board of this material (in stored colours), under the symmetry
+    /// chosen by the shahs. Returns `None` if the board has another material or the
+    /// shahs stand on adjacent squares.
+    #[must_use]
+    pub fn encode(&self, board: &Board) -> Option<u64> {
+        let wk = board.shah_of(Color::White)?.index();
+        let bk = board.shah_of(Color::Black)?.index();
+        let mut t = 0usize;
+        if wk % 8 > 3 {
+            t |= 1;
+        }
+        if !self.pawns {
+            let w1 = TRANSFORMS[t][wk] as usize;
+            if w1 / 8 > 3 {
+                t |= 2;
+            }
+            let w2 = TRANSFORMS[t][wk] as usize;
+            if w2 / 8 > w2 % 8 {
+                t |= 4;
+            }
+            let w3 = TRANSFORMS[t][wk] as usize;
+            if w3 / 8 == w3 % 8 {
+                let b3 = TRANSFORMS[t][bk] as usize;
+                if b3 / 8 > b3 % 8 {
+                    t ^= 4;
+                } else if b3 / 8 == b3 % 8 {
+                    // both shahs on the diagonal: the smaller of the two mirror images
+                    let a = self.encode_with(board, t)?;
+                    let b = self.encode_with(board, t ^ 4)?;
+                    return Some(a.min(b));
+                }
+            }
+        }
+        self.encode_with(board, t)
+    }
+
+    fn encode_with(&self, board: &Board, t: usize) -> Option<u64> {
+        let tr = &TRANSFORMS[t];
+        let wk = tr[board.shah_of(Color::White)?.index()] as usize;
+        let bk = tr[board.shah_of(Color::Black)?.index()] as usize;
+        let kk = kk_table(self.pawns).index[wk * 64 + bk];
+        if kk == NO_KK {
+            return None;
+        }
+        let mut idx = u64::from(kk);
+        let mut seen = 2;
+        for g in &self.groups {
+            let bb = board.by_piece(g.piece);
+            if bb.count() as usize != g.count {
+                return None;
+            }
+            let mut sqs = [0u8; 16];
+            for (i, s) in bb.into_iter().enumerate() {
+                sqs[i] = tr[s.index()];
+            }
+            let sqs = &mut sqs[..g.count];
+            sqs.sort_unstable();
+            let mut c = 0;
+            for (k, &s) in sqs.iter().enumerate() {
+                let s = if g.piece.role == Role::Pawn {
+                    s.checked_sub(8).filter(|&s| s < 48)?
+                } else {
+                    s
+                };
+                c += BINOM[s as usize][k + 1];
+            }
+            idx = idx * g.size + c;
+            seen += g.count;
+        }
+        if seen as u32 != board.occupied().count() {
+            return None;
+        }
+        Some(idx)
+    }
+
+    /// Whether an index is the one [`TableIndex::encode`] gives for its board (the other
+    /// mirror image is never used).
+    #[must_use]
+    pub fn is_canonical(&self, index: u64, board: &Board) -> bool {
+        self.encode(board) == Some(index)
+    }
+
+    /// Whether the index could be a non-canonical mirror image (both shahs on the
+    /// diagonal, no pawns): only such indices need [`TableIndex::is_canonical`].
+    #[must_use]
+    pub fn may_be_mirror(&self, index: u64) -> bool {
+        if self.pawns {
+            return false;
+        }
+        let (wk, bk) = kk_table(false).pairs[(index / self.rest) as usize];
+        wk / 8 == wk % 8 && bk / 8 == bk % 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kk_counts() {
+        assert_eq!(kk_table(false).pairs.len(), 462);
+        assert_eq!(kk_table(true).pairs.len(), 1806);
+    }
+
+    #[test]
+    fn sizes() {
+        let krvkq = TableIndex::new("KRvKQ".parse().unwrap());
+        assert_eq!(krvkq.size(), 462 * 64 * 64);
+        let krrvk = TableIndex::new("KRRvKQ".parse().unwrap());
+        assert_eq!(krrvk.size(), 462 * 2016 * 64);
+        let kpvkp = TableIndex::new("KPvKP".parse().unwrap());
+        assert_eq!(kpvkp.size(), 1806 * 48 * 48);
+    }
+
+    #[test]
+    fn round_trip_every_index_of_a_small_table() {
+        for name in ["KRvKQ", "KBvKP", "KPvKP"] {
+            let idx = TableIndex::new(name.parse().unwrap());
+            let mut used = 0;
+            for i in 0..idx.size() {
+                if let Some(board) = idx.decode(i) {
+                    let e = idx.encode(&board).unwrap();
+                    if idx.may_be_mirror(i) {
+                        assert!(e <= i);
+                    } else {
+                        assert_eq!(e, i, "{name} {i} {board:?}");
+                    }
+                    if e == i {
+                        used += 1;
+                    }
+                }
+            }
+            assert!(used > 0);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Game values: win, draw or loss for the side to move, and the distance to the end.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Win, draw or loss, from the side to move's point of view.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Wdl {
+    Loss,
+    Draw,
+    Win,
+}
+
+impl Wdl {
+    /// `win`, `draw` or `loss`, as in the JSON output.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Wdl::Loss => "loss",
+            Wdl::Draw => "draw",
+            Wdl::Win => "win",
+        }
+    }
+
+    /// The same result from the other side's point of view.
+    #[must_use]
+    pub const fn flip(self) -> Wdl {
+        match self {
+            Wdl::Loss => Wdl::Win,
+            Wdl::Draw => Wdl::Draw,
+            Wdl::Win => Wdl::Loss,
+        }
+    }
+}
+
+impl fmt::Display for Wdl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The value of a position for the side to move under perfect play: a win or a loss with
+/// its distance in plies to the end of the game (DTM: shah mat, stalemate or bare king,
+/// the winner hurrying, the loser delaying), or a draw.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    Win(u32),
+    Draw,
+    Loss(u32),
+}
+
+impl Value {
+    #[must_use]
+    pub const fn wdl(self) -> Wdl {
+        match self {
+            Value::Win(_) => Wdl::Win,
+            Value::Draw => Wdl::Draw,
+            Value::Loss(_) => Wdl::Loss,
+        }
+    }
+
+    /// Plies to the end of the game, `None` for a draw.
+    #[must_use]
+    pub const fn dtm(self) -> Option<u32> {
+        match self {
+            Value::Win(d) | Value::Loss(d) => Some(d),
+            Value::Draw => None,
+        }
+    }
+
+    /// The value of the position before a move, for the side that made the move, given the
+    /// value of the position after it (for the side to move there).
+    #[must_use]
+    pub const fn parent(self) -> Value {
+        match self {
+            Value::Win(d) => Value::Loss(d + 1),
+            Value::Draw => Value::Draw,
+            Value::Loss(d) => Value::Win(d + 1),
+        }
+    }
+
+    /// A total order: better for the side to move is greater. Shorter wins are better,
+    /// longer losses are better.
+    fn rank(self) -> i64 {
+        match self {
+            Value::Win(d) => i64::from(u32::MAX) - i64::from(d) + 1,
+            Value::Draw => 0,
+            Value::Loss(d) => -(i64::from(u32::MAX) - i64::from(d) + 1),
+        }
+    }
+
+    /// Storage code in DTM files: 0 a draw, `d + 1` a decided value at distance `d` (odd
+    /// distances are wins, even ones losses, for the side to move). `None` if the distance
+    /// does not fit.
+    #[must_use]
+    pub fn to_dtm_code(self) -> Option<u16> {
+        match self {
+            Value::Draw => Some(0),
+            Value::Win(d) | Value::Loss(d) => {
+                let parity_ok = matches!(self, Value::Win(_)) == (d % 2 == 1);
+                if !parity_ok {
+                    return None;
+                }
+                u16::try_from(d + 1).ok().filter(|&c| c < u16::MAX)
+            }
+        }
+    }
+
+    /// The value of a DTM storage code.
+    #[must_use]
+    pub const fn from_dtm_code(code: u16) -> Value {
+        if code == 0 {
+            Value::Draw
+        } else {
+            let d = code as u32 - 1;
+            if d % 2 == 1 {
+                Value::Win(d)
+            } else {
+                Value::Loss(d)
+            }
+        }
+    }
+}
+
+impl Ord for Value {
+    fn cmp(&self, other: &Value) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Value) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Win(d) => write!(f, "win in {d} plies"),
+            Value::Draw => f.write_str("draw"),
+            Value::Loss(d) => write!(f, "loss in {d} plies"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_prefers_short_wins_and_long_losses() {
+        assert!(Value::Win(1) > Value::Win(3));
+        assert!(Value::Win(99) > Value::Draw);
+        assert!(Value::Draw > Value::Loss(100));
+        assert!(Value::Loss(10) > Value::Loss(2));
+        assert_eq!(Value::Loss(4).parent(), Value::Win(5));
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for v in [
+            Value::Draw,
+            Value::Loss(0),
+            Value::Win(1),
+            Value::Loss(300),
+            Value::Win(301),
+        ] {
+            assert_eq!(Value::from_dtm_code(v.to_dtm_code().unwrap()), v);
+        }
+        assert_eq!(Value::Win(2).to_dtm_code(), None);
+    }
+}
