@@ -171,3 +171,38 @@ mod tests {
         assert_eq!(Value::Win(2).to_dtm_code(), None);
     }
 }
+
+use crate::material::Material;
+use crate::position::Position;
+use crate::rules::{Outcome, RuleSet};
+
+impl Value {
+    /// The value of a position that needs no table: one where the game has ended, or whose
+    /// material the rules decide alone (a bare side, or both). `None` if a table is needed.
+    #[must_use]
+    pub fn of_decided(pos: &Position, rules: RuleSet) -> Option<Value> {
+        if let Some(outcome) = pos.outcome(rules) {
+            return Some(match outcome {
+                Outcome::Draw { .. } => Value::Draw,
+                Outcome::Decisive { winner, .. } if winner == pos.turn() => Value::Win(0),
+                Outcome::Decisive { .. } => Value::Loss(0),
+            });
+        }
+        if !Material::from_board(pos.board()).is_decided_by_rules() {
+            return None;
+        }
+        // A bare side to move that may still reply (bare-king=counter): every reply ends
+        // the game, so one ply decides.
+        pos.legal_moves()
+            .iter()
+            .map(|m| {
+                let child = pos.play_unchecked(m);
+                Value::of_decided(&child, rules).map(Value::parent)
+            })
+            .try_fold(None::<Value>, |best, v| {
+                let v = v?;
+                Some(Some(best.map_or(v, |b| b.max(v))))
+            })
+            .flatten()
+    }
+}
