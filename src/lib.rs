@@ -22,6 +22,7 @@ pub mod bitboard;
 pub mod board;
 pub mod color;
 pub mod fen;
+pub mod format;
 pub mod position;
 pub mod retro;
 pub mod role;
