@@ -27,6 +27,7 @@ pub mod generate;
 pub mod index;
 pub mod material;
 pub mod position;
+pub mod probe;
 pub mod retro;
 pub mod role;
 pub mod rules;

@@ -40,6 +40,7 @@ use crate::retro::UnMoveKinds;
 use crate::rules::RuleSet;
 use crate::value::{Value, Wdl};
 
+pub mod files;
 pub mod memory;
 pub mod stats;
 
