@@ -140,6 +140,15 @@ impl Board {
         self.occupied.0 = (self.occupied.0 & !f) | t;
     }
 
+    /// Puts `piece` on `sq`, which the caller vouches is empty.
+    #[inline]
+    pub fn put_on_empty(&mut self, sq: Square, piece: Piece) {
+        debug_assert!(!self.occupied.contains(sq));
+        self.colors[piece.color.index()].insert(sq);
+        self.roles[piece.role.index()].insert(sq);
+        self.occupied.insert(sq);
+    }
+
     /// Removes what stands on `sq`, if anything.
     #[inline]
     pub fn discard_piece_at(&mut self, sq: Square) {

@@ -306,6 +306,10 @@ impl<'a> Generator<'a> {
         }
         let mut best_conversion: Option<Value> = None;
         kids.clear();
+        // Quiet successors are counted as distinct indices; only where two moves may reach
+        // one index (see `successors_may_coincide`) must they be encoded to tell.
+        let dedup = self.index.successors_may_coincide(pos.board(), pos.turn());
+        let mut plain = 0usize;
         for m in moves.iter() {
             let child = pos.play_unchecked(m);
             if m.is_conversion() {
@@ -317,6 +321,8 @@ impl<'a> Generator<'a> {
                     }
                 };
                 best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
+            } else if !dedup {
+                plain += 1;
             } else {
                 match self.slot_of(&child) {
                     Some(k) => kids.push(k),
@@ -333,6 +339,7 @@ impl<'a> Generator<'a> {
         }
         kids.sort_unstable();
         kids.dedup();
+        let quiet = plain + kids.len();
         match best_conversion {
             Some(v @ Value::Win(d)) => {
                 if d > MAX_DTM {
@@ -348,7 +355,7 @@ impl<'a> Generator<'a> {
                 None
             }
             loss => {
-                if kids.is_empty() {
+                if quiet == 0 {
                     // only conversions, all losing
                     let v = loss.expect("a move exists");
                     if v.dtm().unwrap_or(0) > MAX_DTM {
@@ -358,7 +365,7 @@ impl<'a> Generator<'a> {
                     self.codes[s].store(code_of(v), Ordering::Relaxed);
                     v.dtm()
                 } else {
-                    let n = u8::try_from(kids.len())
+                    let n = u8::try_from(quiet)
                         .ok()
                         .filter(|&n| n < NEVER_LOST)
                         .expect("fewer than 255 quiet successors");
