@@ -172,24 +172,33 @@ mod tests {
     }
 }
 
-use crate::material::Material;
+use crate::color::Color;
 use crate::position::Position;
 use crate::rules::{Outcome, RuleSet};
 
 impl Value {
-    /// The value of a position that needs no table: one where the game has ended, or whose
-    /// material the rules decide alone (a bare side, or both). `None` if a table is needed.
+    /// The value of a position where the game has ended (mate, stalemate, bare shah), or
+    /// `None` if the game goes on.
+    #[must_use]
+    pub fn of_ended(pos: &Position, rules: RuleSet) -> Option<Value> {
+        pos.outcome(rules).map(|outcome| match outcome {
+            Outcome::Draw { .. } => Value::Draw,
+            Outcome::Decisive { winner, .. } if winner == pos.turn() => Value::Win(0),
+            Outcome::Decisive { .. } => Value::Loss(0),
+        })
+    }
+
+    /// The value of a position whose material the rules decide alone (a bare side, or
+    /// both). `None` if a table is needed: tables hold their own mates and stalemates, so
+    /// a finished game of a table's material is looked up like any other position.
     #[must_use]
     pub fn of_decided(pos: &Position, rules: RuleSet) -> Option<Value> {
-        if let Some(outcome) = pos.outcome(rules) {
-            return Some(match outcome {
-                Outcome::Draw { .. } => Value::Draw,
-                Outcome::Decisive { winner, .. } if winner == pos.turn() => Value::Win(0),
-                Outcome::Decisive { .. } => Value::Loss(0),
-            });
-        }
-        if !Material::from_board(pos.board()).is_decided_by_rules() {
+        // Tables hold their own mates and stalemates: only a bare side needs the rules.
+        if !pos.is_bare(Color::White) && !pos.is_bare(Color::Black) {
             return None;
+        }
+        if let Some(v) = Value::of_ended(pos, rules) {
+            return Some(v);
         }
         // A bare side to move that may still reply (bare-king=counter): every reply ends
         // the game, so one ply decides.

@@ -100,7 +100,7 @@ fn naive_solve(material: &str, rules: RuleSet) -> (Vec<Option<Value>>, MemoryTab
             Color::Black
         };
         let b = index.decode(slot as u64 % n).unwrap();
-        Value::of_decided(&Position::from_board(b, turn).unwrap(), rules).unwrap()
+        Value::of_ended(&Position::from_board(b, turn).unwrap(), rules).unwrap()
     };
     let mut values: Vec<Option<Value>> = vec![None; positions.len()];
     for _sweep in 0..1000 {

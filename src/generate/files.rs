@@ -154,7 +154,7 @@ pub fn verify(
                 let stored_wdl = tb.wdl(&pos)?;
                 pos.legal_moves_into(moves);
                 let derived = if moves.is_empty() {
-                    Value::of_decided(&pos, rules).unwrap_or(Value::Draw)
+                    Value::of_ended(&pos, rules).unwrap_or(Value::Draw)
                 } else {
                     let mut best: Option<Value> = None;
                     for m in moves.iter() {

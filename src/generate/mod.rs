@@ -296,7 +296,7 @@ impl<'a> Generator<'a> {
         pos.legal_moves_into(moves);
         if moves.is_empty() {
             // mate or stalemate: the rules decide
-            let v = Value::of_decided(&pos, self.rules).unwrap_or(Value::Draw);
+            let v = Value::of_ended(&pos, self.rules).unwrap_or(Value::Draw);
             if v != Value::Draw {
                 self.codes[s].store(code_of(v), Ordering::Relaxed);
                 return v.dtm();
