@@ -16,7 +16,7 @@ struct Timer {
 
 impl Progress for Timer {
     fn begin(&self, pass: &str, _total: u64) {
-        let kind = pass.split(' ').next().unwrap_or(pass).to_string();
+        let kind = pass.split(' ').nth(1).unwrap_or(pass).to_string();
         *self.current.lock().unwrap() = Some((kind, Instant::now()));
     }
     fn end(&self) {

@@ -9,12 +9,20 @@
 //! library's error types found in the chain, or marked with [`UserError`]; everything
 //! else is an internal failure.
 
+mod common;
+mod generate;
+mod info;
+mod line;
 mod perft;
+mod probe;
+mod verify;
 
 use std::fmt;
 use std::io;
 
 use clap::{Parser, Subcommand};
+use shatranj_tb::material::ParseMaterialError;
+use shatranj_tb::probe::ProbeError;
 use shatranj_tb::role::LEGEND;
 use shatranj_tb::rules::ParseRuleSetError;
 use shatranj_tb::{FenError, ParseFenError, PlayError, PositionError};
@@ -39,6 +47,23 @@ pub enum Command {
     /// game-end rule stops it).
     #[command(after_help = LEGEND)]
     Perft(perft::PerftArgs),
+    /// Build tables by retrograde analysis, smaller ones first.
+    #[command(after_help = LEGEND)]
+    Generate(generate::GenerateArgs),
+    /// The value of a position (win, draw or loss and the plies to the end) and of
+    /// every move.
+    #[command(after_help = LEGEND)]
+    Probe(probe::ProbeArgs),
+    /// An optimal line from a position to the end of the game.
+    #[command(after_help = LEGEND)]
+    Line(line::LineArgs),
+    /// The figures of tables: positions, wins, draws, losses, longest wins, file sizes.
+    #[command(after_help = LEGEND)]
+    Info(info::InfoArgs),
+    /// Re-derive every value of tables from their children with the forward move
+    /// generator; exits non-zero on any mismatch.
+    #[command(after_help = LEGEND)]
+    Verify(verify::VerifyArgs),
 }
 
 impl Command {
@@ -46,6 +71,11 @@ impl Command {
     pub fn run(self) -> anyhow::Result<()> {
         match self {
             Command::Perft(args) => perft::run(&args),
+            Command::Generate(args) => generate::run(&args),
+            Command::Probe(args) => probe::run(&args),
+            Command::Line(args) => line::run(&args),
+            Command::Info(args) => info::run(&args),
+            Command::Verify(args) => verify::run(&args),
         }
     }
 }
@@ -73,6 +103,11 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
             || e.is::<PositionError>()
             || e.is::<PlayError>()
             || e.is::<ParseRuleSetError>()
+            || e.is::<ParseMaterialError>()
+            || matches!(
+                e.downcast_ref::<ProbeError>(),
+                Some(ProbeError::MissingTable { .. } | ProbeError::TooManyMen { .. })
+            )
     });
     if user { EXIT_USER } else { EXIT_INTERNAL }
 }

@@ -262,7 +262,8 @@ impl<'a> Generator<'a> {
 
     fn seed(&self) {
         let total = 2 * self.size();
-        self.progress.begin("seed", total);
+        self.progress
+            .begin(&format!("{} seed", self.index.material()), total);
         let max = (0..total.div_ceil(CHUNK))
             .into_par_iter()
             .map_init(
@@ -385,7 +386,8 @@ impl<'a> Generator<'a> {
                 break;
             }
             let want = (n + 1) as u16;
-            self.progress.begin(&format!("ply {n}"), total);
+            self.progress
+                .begin(&format!("{} ply {n}", self.index.material()), total);
             let found = AtomicU64::new(0);
             (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
                 || (Vec::with_capacity(64), MoveList::new()),

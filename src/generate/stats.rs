@@ -125,7 +125,7 @@ fn multiplicity(index: &TableIndex, i: u64) -> u64 {
 /// Counts the figures of a finished table.
 pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) -> TableStats {
     let n = index.size();
-    progress.begin("statistics", 2 * n);
+    progress.begin(&format!("{} statistics", index.material()), 2 * n);
     let side = |turn: Color| -> SideStats {
         let base = turn.index() as u64 * n;
         let acc = (0..n.div_ceil(1 << 16))
