@@ -706,6 +706,12 @@ fn failed_write_leaves_nothing_behind() {
 #[test]
 #[ignore = "measurement: run with --ignored --nocapture"]
 fn measure() {
+    // MEASURE_DATA / MEASURE_LEVELS narrow the run, e.g. MEASURE_DATA=dtm MEASURE_LEVELS=9,12.
+    let data_filter = std::env::var("MEASURE_DATA").unwrap_or_default();
+    let levels: Vec<i32> = std::env::var("MEASURE_LEVELS")
+        .ok()
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .unwrap_or_else(|| vec![3, 9, 19]);
     let dir = tempfile::tempdir().unwrap();
     let datasets: Vec<(&str, Vec<u16>)> = vec![
         ("wdl 1.8M", wdl_like(1_800_000, 1)),
@@ -714,14 +720,19 @@ fn measure() {
         ("dtm<=600 5M", dtm_like(5_000_000, 4, 600)),
     ];
     let mut configs = Vec::new();
-    for level in [3, 9, 19] {
+    for &level in &levels {
         configs.push((32 << 10, level, 1));
     }
-    for block in [8 << 10, 16 << 10, 64 << 10, 128 << 10] {
-        configs.push((block, 19, 1));
+    if std::env::var("MEASURE_LEVELS").is_err() {
+        for block in [8 << 10, 16 << 10, 64 << 10, 128 << 10] {
+            configs.push((block, 19, 1));
+        }
+        configs.push((32 << 10, 19, 8)); // no bit packing
     }
-    configs.push((32 << 10, 19, 8)); // no bit packing
     for (name, values) in &datasets {
+        if !name.contains(data_filter.as_str()) {
+            continue;
+        }
         for &(block_bytes, level, min_bits) in &configs {
             if min_bits == 8 && !name.starts_with("wdl") {
                 continue;

@@ -13,7 +13,7 @@ pub const MAGIC: [u8; 8] = *b"SHTRJTB\0";
 /// The format version this code writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Size in bytes of [`Header`] on disk.
+/// Size in bytes of the fixed header on disk.
 pub const HEADER_LEN: usize = 128;
 
 /// Size in bytes of one [`BlockEntry`] on disk.

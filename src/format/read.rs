@@ -72,9 +72,14 @@ fn decompress_into(src: &[u8], dst: &mut [u8]) -> io::Result<usize> {
 fn decode_symbol(data: &[u8], pos: usize, bits: u8) -> Option<usize> {
     match bits {
         16 => {
-            let i = pos.checked_mul(2)?;
-            let b = data.get(i..i.checked_add(2)?)?;
-            Some(usize::from(u16::from_le_bytes([b[0], b[1]])))
+            // Two byte planes: low bytes of the whole block, then high bytes.
+            let half = data.len() / 2;
+            if pos >= half {
+                return None;
+            }
+            let lo = *data.get(pos)?;
+            let hi = *data.get(half + pos)?;
+            Some(usize::from(u16::from_le_bytes([lo, hi])))
         }
         8 => data.get(pos).map(|&b| usize::from(b)),
         _ => {
