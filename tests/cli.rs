@@ -68,6 +68,13 @@ fn user_errors_exit_1_with_a_message() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
         assert!(stdout(&o).is_empty(), "{args:?}");
     }
+    // the error chain is printed once, without repeating itself
+    let o = run(&["perft", "4k3/8/8/8/8/8/8/K3R3 w", "2"]);
+    assert_eq!(
+        stderr(&o),
+        "shatranj-tb: error: FEN '4k3/8/8/8/8/8/8/K3R3 w': illegal position: \
+         the side not to move is in check\n"
+    );
 }
 
 #[test]
