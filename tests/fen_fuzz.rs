@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 use random_position::{Params, random_position};
 use shatranj_tb::{Fen, Position};
 
-const SEED: u64 = 0xf3_f022;
+const SEED: u64 = 0x00f3_f022;
 const ALPHABET: &[u8] = b"KQFBAENRPkqfbaenrp12345678/ wb-09x";
 const ODD: [&str; 8] = [
     "\u{e9}",

@@ -32,7 +32,7 @@ use random_position::{Params, random_position};
 use serde_json::Value;
 use shatranj_tb::{Color, EndReason, Outcome, Position, Role, RuleSet};
 
-const SEED: u64 = 0x5ea7_0f_5ba7;
+const SEED: u64 = 0x005e_a70f_5ba7;
 /// Value of a won game in pyffish, from the side to move's point of view.
 const MATE: i64 = 32000;
 

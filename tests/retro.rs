@@ -14,7 +14,7 @@ use random_position::{Params, random_position};
 use shatranj_tb::retro::UnMoveKinds;
 use shatranj_tb::{Move, Position, Role, UnMove};
 
-const SEED: u64 = 0x0e7_0_5a1d;
+const SEED: u64 = 0x0e70_5a1d;
 const POSITIONS: usize = 10_000;
 
 fn positions() -> Vec<Position> {
