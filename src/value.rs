@@ -3,6 +3,10 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::color::Color;
+use crate::position::Position;
+use crate::rules::{Outcome, RuleSet};
+
 /// Win, draw or loss, from the side to move's point of view.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Wdl {
@@ -144,38 +148,6 @@ impl fmt::Display for Value {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn order_prefers_short_wins_and_long_losses() {
-        assert!(Value::Win(1) > Value::Win(3));
-        assert!(Value::Win(99) > Value::Draw);
-        assert!(Value::Draw > Value::Loss(100));
-        assert!(Value::Loss(10) > Value::Loss(2));
-        assert_eq!(Value::Loss(4).parent(), Value::Win(5));
-    }
-
-    #[test]
-    fn codes_round_trip() {
-        for v in [
-            Value::Draw,
-            Value::Loss(0),
-            Value::Win(1),
-            Value::Loss(300),
-            Value::Win(301),
-        ] {
-            assert_eq!(Value::from_dtm_code(v.to_dtm_code().unwrap()), v);
-        }
-        assert_eq!(Value::Win(2).to_dtm_code(), None);
-    }
-}
-
-use crate::color::Color;
-use crate::position::Position;
-use crate::rules::{Outcome, RuleSet};
-
 impl Value {
     /// The value of a position where the game has ended (mate, stalemate, bare shah), or
     /// `None` if the game goes on.
@@ -213,5 +185,33 @@ impl Value {
                 Some(Some(best.map_or(v, |b| b.max(v))))
             })
             .flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_prefers_short_wins_and_long_losses() {
+        assert!(Value::Win(1) > Value::Win(3));
+        assert!(Value::Win(99) > Value::Draw);
+        assert!(Value::Draw > Value::Loss(100));
+        assert!(Value::Loss(10) > Value::Loss(2));
+        assert_eq!(Value::Loss(4).parent(), Value::Win(5));
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for v in [
+            Value::Draw,
+            Value::Loss(0),
+            Value::Win(1),
+            Value::Loss(300),
+            Value::Win(301),
+        ] {
+            assert_eq!(Value::from_dtm_code(v.to_dtm_code().unwrap()), v);
+        }
+        assert_eq!(Value::Win(2).to_dtm_code(), None);
     }
 }

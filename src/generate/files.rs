@@ -113,6 +113,13 @@ pub struct VerifyReport {
     pub mismatch_count: u64,
 }
 
+/// What one range of a verification found.
+struct ChunkReport {
+    checked: u64,
+    bad: Vec<String>,
+    bad_count: u64,
+}
+
 /// Re-derives every position's value of a table from its children, using the forward move
 /// generator (not the un-moves) and the sub-tables, and compares it with the files (DTM,
 /// and WDL against DTM).
@@ -128,7 +135,7 @@ pub fn verify(
     let rules = tb.rules();
     progress.begin(&format!("verify {stored}"), 2 * n);
     let chunk = 1u64 << 14;
-    let results: Vec<Result<(u64, Vec<String>, u64), ProbeError>> = (0..(2 * n).div_ceil(chunk))
+    let results: Vec<Result<ChunkReport, ProbeError>> = (0..(2 * n).div_ceil(chunk))
         .into_par_iter()
         .map_init(MoveList::new, |moves, c| {
             let lo = c * chunk;
@@ -174,7 +181,11 @@ pub fn verify(
                 }
             }
             progress.advance(hi - lo);
-            Ok((checked, bad, bad_count))
+            Ok(ChunkReport {
+                checked,
+                bad,
+                bad_count,
+            })
         })
         .collect();
     progress.end();
@@ -183,7 +194,11 @@ pub fn verify(
         ..VerifyReport::default()
     };
     for r in results {
-        let (checked, bad, count) = r?;
+        let ChunkReport {
+            checked,
+            bad,
+            bad_count: count,
+        } = r?;
         report.checked += checked;
         report.mismatch_count += count;
         for b in bad {
