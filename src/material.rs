@@ -124,6 +124,12 @@ impl Material {
         }
     }
 
+    /// Whether the material is its own colour mirror (both sides have the same pieces).
+    #[must_use]
+    pub fn is_symmetric(&self) -> bool {
+        self.white == self.black
+    }
+
     /// Whether the stored form puts Black's pieces first (the table holds the mirror).
     #[must_use]
     pub fn is_mirrored_form(&self) -> bool {

@@ -49,9 +49,18 @@ pub fn write(dir: &Path, g: &Generated) -> Result<(u64, u64), GenError> {
     };
     let wdl_path = table_path(dir, g.material, g.rules, Metric::Wdl);
     let dtm_path = table_path(dir, g.material, g.rules, Metric::Dtm);
-    let w = format::write_table(&wdl_path, &meta(Metric::Wdl), &g.wdl_codes())
+    // A material that is its own colour mirror (KQvKQ) stores White to move only: Black
+    // to move is the same table with colours swapped.
+    let stored = if g.material.is_symmetric() {
+        g.codes.len() / 2
+    } else {
+        g.codes.len()
+    };
+    let wdl = g.wdl_codes();
+    let w = format::write_table(&wdl_path, &meta(Metric::Wdl), &wdl[..stored])
         .map_err(|e| GenError::Write(e.to_string()))?;
-    let d = format::write_table(&dtm_path, &meta(Metric::Dtm), &g.codes)
+    drop(wdl);
+    let d = format::write_table(&dtm_path, &meta(Metric::Dtm), &g.codes[..stored])
         .map_err(|e| GenError::Write(e.to_string()))?;
     Ok((w.file_bytes, d.file_bytes))
 }

@@ -223,6 +223,18 @@ impl<'a> Generator<'a> {
         Some(pos)
     }
 
+    /// The position at a slot already known to be used (it holds a value or a counter).
+    fn used_position_at(&self, slot: u64) -> Position {
+        let n = self.size();
+        let (turn, i) = if slot < n {
+            (Color::White, slot)
+        } else {
+            (Color::Black, slot - n)
+        };
+        let board = self.index.decode(i).expect("a used slot decodes");
+        Position::from_board_unchecked(board, turn)
+    }
+
     /// The global slot of a position of this material (stored colours).
     #[inline]
     fn slot_of(&self, pos: &Position) -> Option<u64> {
@@ -245,6 +257,7 @@ impl<'a> Generator<'a> {
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
         }
+        self.counters = Vec::new();
         let codes: Vec<u16> = std::mem::take(&mut self.codes)
             .into_iter()
             .map(AtomicU16::into_inner)
@@ -410,9 +423,7 @@ impl<'a> Generator<'a> {
 
     /// Spreads the value of a position decided at distance `n` to its predecessors.
     fn propagate(&self, slot: u64, n: u32, preds: &mut Vec<u64>, moves: &mut MoveList) {
-        let Some(pos) = self.position_at(slot) else {
-            return;
-        };
+        let pos = self.used_position_at(slot);
         preds.clear();
         let mut bad = None;
         pos.for_each_unmove(UnMoveKinds::QUIET, |_, prev| match self.slot_of(&prev) {
@@ -465,9 +476,7 @@ impl<'a> Generator<'a> {
     /// A position all of whose quiet successors now win for the opponent: it is lost, as
     /// late as its best successor allows.
     fn settle_loss(&self, slot: u64, n: u32, moves: &mut MoveList) {
-        let Some(pos) = self.position_at(slot) else {
-            return;
-        };
+        let pos = self.used_position_at(slot);
         pos.legal_moves_into(moves);
         let mut worst: u32 = n;
         for m in moves.iter() {

@@ -7,7 +7,9 @@
 //!
 //! Files are named `{MATERIAL}.{RULES}.tbw` (WDL) and `.tbd` (DTM), for example
 //! `KRvKQ.counter-loss.tbd`, with the material in its stored form (the stronger side as
-//! White; `KQvKR` is answered from `KRvKQ` with colours swapped).
+//! White; `KQvKR` is answered from `KRvKQ` with colours swapped). A file holds the values
+//! for White to move, then for Black to move, each in index order; a material that is
+//! its own mirror (`KQvKQ`) holds White to move only.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -344,12 +346,16 @@ impl Tablebase {
                 meta.material
             )));
         }
-        if meta.index_scheme != INDEX_SCHEME || file.len() != 2 * slot.index.size() {
+        let expected_len = if material.is_symmetric() {
+            slot.index.size()
+        } else {
+            2 * slot.index.size()
+        };
+        if meta.index_scheme != INDEX_SCHEME || file.len() != expected_len {
             return Err(corrupt(format!(
-                "index scheme {} with {} values, expected scheme {INDEX_SCHEME} with {}",
+                "index scheme {} with {} values, expected scheme {INDEX_SCHEME} with {expected_len}",
                 meta.index_scheme,
                 file.len(),
-                2 * slot.index.size()
             )));
         }
         let _ = cell.set(file);
@@ -368,7 +374,8 @@ impl Tablebase {
             material: m,
             rules: self.rules,
         })?;
-        let pos = if m.is_mirrored_form() {
+        // stored colours; a symmetric material keeps White to move only
+        let pos = if m.is_mirrored_form() || (m.is_symmetric() && pos.turn() == Color::Black) {
             pos.swap_colors()
         } else {
             *pos
