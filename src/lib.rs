@@ -25,9 +25,11 @@ pub mod fen;
 pub mod index;
 pub mod material;
 pub mod position;
+pub mod probe;
 pub mod retro;
 pub mod role;
 pub mod rules;
+pub mod service;
 pub mod square;
 pub mod value;
 
