@@ -30,7 +30,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub max_probes: Option<usize>,
 
-    /// Seconds a call may take before DEADLINE_EXCEEDED.
+    /// Seconds a call may take before the server cancels it.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub request_timeout: u64,
 }
