@@ -25,7 +25,6 @@ pub mod fen;
 pub mod index;
 pub mod material;
 pub mod position;
-pub mod probe;
 pub mod retro;
 pub mod role;
 pub mod rules;
