@@ -166,28 +166,26 @@ pub fn pawn_attacks(color: Color, sq: Square) -> Bitboard {
 pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
     let s = sq.index();
     let occ = occupied.0;
-    let mut attacks = 0;
+    let [north, east, south, west] = &RAYS;
     // north and east: the nearest blocker is the lowest bit
-    for d in 0..2 {
-        let ray = RAYS[d][s];
-        let blockers = ray & occ;
-        attacks |= if blockers != 0 {
-            ray & !RAYS[d][blockers.trailing_zeros() as usize]
+    let up = |ray: &[u64; 64]| {
+        let blockers = ray[s] & occ;
+        if blockers != 0 {
+            ray[s] & !ray[blockers.trailing_zeros() as usize]
         } else {
-            ray
-        };
-    }
+            ray[s]
+        }
+    };
     // south and west: the nearest blocker is the highest bit
-    for d in 2..4 {
-        let ray = RAYS[d][s];
-        let blockers = ray & occ;
-        attacks |= if blockers != 0 {
-            ray & !RAYS[d][63 - blockers.leading_zeros() as usize]
+    let down = |ray: &[u64; 64]| {
+        let blockers = ray[s] & occ;
+        if blockers != 0 {
+            ray[s] & !ray[63 - blockers.leading_zeros() as usize]
         } else {
-            ray
-        };
-    }
-    Bitboard(attacks)
+            ray[s]
+        }
+    };
+    Bitboard(up(north) | up(east) | down(south) | down(west))
 }
 
 /// The squares a piece of `role` and `color` on `sq` attacks.

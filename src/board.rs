@@ -67,9 +67,16 @@ impl Board {
         if !self.occupied.contains(sq) {
             return None;
         }
-        Role::ALL
-            .into_iter()
-            .find(|r| self.roles[r.index()].contains(sq))
+        // Exactly one role board holds an occupied square: add up the role indices of the
+        // boards that hold it (no branch per role).
+        let s = sq.index();
+        let index: u64 = self
+            .roles
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ((r.0 >> s) & 1) * i as u64)
+            .sum();
+        Some(Role::ALL[index as usize])
     }
 
     /// The colour of the piece on `sq`, if any.
@@ -112,6 +119,34 @@ impl Board {
         self.roles[piece.role.index()].remove(sq);
         self.occupied.remove(sq);
         Some(piece)
+    }
+
+    /// Moves the piece of `color` and `role` on `from` to `to`, where it becomes `placed`
+    /// (the same role, or a ferz for a promotion), removing whatever stood on `to`.
+    ///
+    /// The caller vouches that such a piece stands on `from`.
+    #[inline]
+    pub fn move_piece(&mut self, color: Color, role: Role, from: Square, to: Square, placed: Role) {
+        debug_assert!(self.by_piece(Piece { color, role }).contains(from));
+        let f = Bitboard::from_square(from).0;
+        let t = Bitboard::from_square(to).0;
+        for r in &mut self.roles {
+            r.0 &= !t;
+        }
+        self.colors[color.other().index()].0 &= !t;
+        self.colors[color.index()].0 = (self.colors[color.index()].0 & !f) | t;
+        self.roles[role.index()].0 &= !f;
+        self.roles[placed.index()].0 |= t;
+        self.occupied.0 = (self.occupied.0 & !f) | t;
+    }
+
+    /// Puts `piece` on `sq`, which the caller vouches is empty.
+    #[inline]
+    pub fn put_on_empty(&mut self, sq: Square, piece: Piece) {
+        debug_assert!(!self.occupied.contains(sq));
+        self.colors[piece.color.index()].insert(sq);
+        self.roles[piece.role.index()].insert(sq);
+        self.occupied.insert(sq);
     }
 
     /// Removes what stands on `sq`, if anything.

@@ -82,11 +82,13 @@ impl fmt::Display for FenError {
     }
 }
 
+/// Transparent, like thiserror's `#[error(transparent)]`: Display already shows the inner
+/// error, so `source` skips it (else an error chain printed with `{:#}` repeats it).
 impl std::error::Error for FenError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            FenError::Parse(e) => Some(e),
-            FenError::Position(e) => Some(e),
+            FenError::Parse(e) => e.source(),
+            FenError::Position(e) => e.source(),
         }
     }
 }
@@ -320,6 +322,17 @@ mod tests {
             let e = Fen::parse(fen).unwrap_err().to_string();
             assert!(e.contains(needle), "{fen}: {e}");
         }
+    }
+
+    #[test]
+    fn fen_error_is_transparent() {
+        use std::error::Error;
+        let e = Position::from_fen("4k3/8/8/8/8/8/8/K3R3 w").unwrap_err();
+        assert!(e.source().is_none());
+        assert_eq!(
+            e.to_string(),
+            "illegal position: the side not to move is in check"
+        );
     }
 
     #[test]

@@ -211,14 +211,14 @@ impl TableIndex {
         let mut rem = index % self.rest;
         let (wk, bk) = kk_table(self.pawns).pairs[kk as usize];
         let mut board = Board::empty();
-        board.set_piece_at(
+        board.put_on_empty(
             Square::new(u32::from(wk)),
             Piece {
                 color: Color::White,
                 role: Role::Shah,
             },
         );
-        board.set_piece_at(
+        board.put_on_empty(
             Square::new(u32::from(bk)),
             Piece {
                 color: Color::Black,
@@ -233,6 +233,15 @@ impl TableIndex {
         }
         for (i, g) in self.groups.iter().enumerate() {
             let mut c = digits[i];
+            let offset = if g.piece.role == Role::Pawn { 8 } else { 0 };
+            if g.count == 1 {
+                let sq = Square::new(c as u32 + offset);
+                if board.occupied().contains(sq) {
+                    return None;
+                }
+                board.put_on_empty(sq, g.piece);
+                continue;
+            }
             // colex decoding: the largest square first
             let mut top = g.squares;
             for k in (1..=g.count).rev() {
@@ -242,12 +251,11 @@ impl TableIndex {
                 }
                 c -= BINOM[s as usize][k];
                 top = s;
-                let sq = if g.piece.role == Role::Pawn { s + 8 } else { s };
-                let sq = Square::new(sq);
+                let sq = Square::new(s + offset);
                 if board.occupied().contains(sq) {
                     return None;
                 }
-                board.set_piece_at(sq, g.piece);
+                board.put_on_empty(sq, g.piece);
             }
         }
         Some(board)
@@ -304,6 +312,17 @@ impl TableIndex {
             if bb.count() as usize != g.count {
                 return None;
             }
+            if g.count == 1 {
+                let s = tr[bb.first()?.index()];
+                let s = if g.piece.role == Role::Pawn {
+                    s.checked_sub(8).filter(|&s| s < 48)?
+                } else {
+                    s
+                };
+                idx = idx * g.size + u64::from(s);
+                seen += 1;
+                continue;
+            }
             let mut sqs = [0u8; 16];
             for (i, s) in bb.into_iter().enumerate() {
                 sqs[i] = tr[s.index()];
@@ -333,6 +352,23 @@ impl TableIndex {
     #[must_use]
     pub fn is_canonical(&self, index: u64, board: &Board) -> bool {
         self.encode(board) == Some(index)
+    }
+
+    /// Whether two different moves from this position could lead to one index.
+    ///
+    /// Two successors share an index only if one is the mirror image of the other under a
+    /// symmetry that leaves the shah of the side not moving in place (whether or not the
+    /// moving side's shah moved), so that shah must stand on a long diagonal (a1-h8 or
+    /// a8-h1), the axes of the only symmetries with fixed squares; with pawns there are no
+    /// such symmetries.
+    #[must_use]
+    pub fn successors_may_coincide(&self, board: &Board, turn: Color) -> bool {
+        if self.pawns {
+            return false;
+        }
+        board
+            .shah_of(!turn)
+            .is_some_and(|s| s.rank() == s.file() || s.rank() + s.file() == 7)
     }
 
     /// Whether the index could be a non-canonical mirror image (both shahs on the

@@ -10,7 +10,7 @@
 //! ```
 //! use shatranj_tb::{Position, RuleSet};
 //! let pos = Position::from_fen("8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1")?;
-//! assert_eq!(pos.legal_moves().len(), 10);
+//! assert_eq!(pos.legal_moves().len(), 9); // as Fairy-Stockfish counts
 //! assert_eq!(pos.outcome(RuleSet::default()), None);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -22,9 +22,12 @@ pub mod bitboard;
 pub mod board;
 pub mod color;
 pub mod fen;
+pub mod format;
+pub mod generate;
 pub mod index;
 pub mod material;
 pub mod position;
+pub mod probe;
 pub mod retro;
 pub mod role;
 pub mod rules;

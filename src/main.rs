@@ -1,1 +1,34 @@
-fn main() {}
+//! The `shatranj-tb` command line: parse, dispatch, report.
+//!
+//! Exit codes (a contract, see DESIGN.md): 0 success, 1 user error (bad arguments, bad
+//! FEN, illegal position), 2 internal failure. The error chain is printed once, on stderr.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            // --help and --version end here too; clap knows which stream they go to.
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(cli::EXIT_USER)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match args.command.run() {
+        Ok(()) => ExitCode::SUCCESS,
+        // `perft --divide | head` closes the pipe early: that is not a failure.
+        Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("shatranj-tb: error: {err:#}");
+            ExitCode::from(cli::exit_code(&err))
+        }
+    }
+}

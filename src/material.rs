@@ -78,10 +78,11 @@ impl Material {
     #[must_use]
     pub fn from_board(board: &Board) -> Material {
         let mut m = Material::default();
-        for (_, p) in board.pieces() {
-            if p.role != Role::Shah {
-                let side = m.side_mut(p.color);
-                side.counts[p.role.index()] += 1;
+        for color in Color::ALL {
+            let ours = board.by_color(color);
+            let side = m.side_mut(color);
+            for role in PIECE_ORDER {
+                side.counts[role.index()] = (ours & board.by_role(role)).count() as u8;
             }
         }
         m

@@ -193,6 +193,46 @@ impl fmt::Display for PlayError {
 
 impl std::error::Error for PlayError {}
 
+/// The constraints on moves of pieces other than the shah (see
+/// `Position::non_shah_context`).
+#[derive(Clone, Copy)]
+struct NonShahContext {
+    /// Squares a piece other than the shah may move to: anywhere not our own, or in check
+    /// the checker and the squares between it and our shah.
+    target: Bitboard,
+    /// Our pieces pinned to our shah.
+    pinned: Bitboard,
+}
+
+impl NonShahContext {
+    /// Where a piece of `role` (not the shah) on `from` may go, before pins.
+    #[inline]
+    fn destinations(
+        &self,
+        role: Role,
+        us: Color,
+        from: Square,
+        occ: Bitboard,
+        ours: Bitboard,
+        theirs: Bitboard,
+    ) -> Bitboard {
+        let to = match role {
+            Role::Pawn => {
+                // one step forward onto an empty square (a pawn never stands on its last
+                // rank, so the step exists), or a diagonal capture
+                let push = Bitboard::from_square(from);
+                let push = match us {
+                    Color::White => Bitboard(push.0 << 8),
+                    Color::Black => Bitboard(push.0 >> 8),
+                };
+                (push & !occ) | (attacks::pawn_attacks(us, from) & theirs)
+            }
+            _ => attacks::attacks(role, us, from, occ) & !ours,
+        };
+        to & self.target
+    }
+}
+
 /// A legal shatranj position: one shah a side, shahs not adjacent, the side not to move
 /// not in check, no pawn on its first or last rank.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -336,6 +376,7 @@ impl Position {
     }
 
     /// Pieces of the side to move pinned to their shah (only a rook can pin).
+    #[inline]
     fn pinned(&self, shah: Square) -> Bitboard {
         let us = self.turn;
         let snipers = attacks::rook_attacks(shah, Bitboard::EMPTY)
@@ -379,15 +420,73 @@ impl Position {
         any
     }
 
-    /// Number of legal moves (faster than building the list).
+    /// Number of legal moves, counted without building them.
     #[must_use]
     pub fn count_legal_moves(&self) -> u64 {
-        let mut n = 0;
-        self.gen_legal(|_| {
-            n += 1;
-            true
-        });
+        let us = self.turn;
+        let them = !us;
+        let board = &self.board;
+        let ours = board.by_color(us);
+        let theirs = board.by_color(them);
+        let occ = board.occupied();
+        let shah = self.shah(us);
+
+        let mut n = 0u64;
+        for to in attacks::shah_attacks(shah) & !ours {
+            if board.attackers_to(to, them, occ.without(shah)).is_empty() {
+                n += 1;
+            }
+        }
+        let Some(ctx) = self.non_shah_context(shah) else {
+            return n;
+        };
+        // unpinned pawns in bulk, by shifting the whole set
+        let pawns = ours & board.by_role(Role::Pawn);
+        let free = (pawns & !ctx.pinned).0;
+        let (not_a, not_h) = (!Bitboard::file(0).0, !Bitboard::file(7).0);
+        let (push, left, right) = match us {
+            Color::White => (free << 8, (free & not_a) << 7, (free & not_h) << 9),
+            Color::Black => (free >> 8, (free & not_a) >> 9, (free & not_h) >> 7),
+        };
+        // (two pawns may capture on one square: count the left and right sets apart)
+        n += u64::from(
+            (Bitboard(push) & !occ & ctx.target).count()
+                + (Bitboard(left) & theirs & ctx.target).count()
+                + (Bitboard(right) & theirs & ctx.target).count(),
+        );
+        for from in pawns & ctx.pinned {
+            let to_set = ctx.destinations(Role::Pawn, us, from, occ, ours, theirs)
+                & attacks::line(shah, from);
+            n += u64::from(to_set.count());
+        }
+        for role in [Role::Knight, Role::Alfil, Role::Ferz, Role::Rook] {
+            for from in ours & board.by_role(role) {
+                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs);
+                if ctx.pinned.contains(from) {
+                    to_set &= attacks::line(shah, from);
+                }
+                n += u64::from(to_set.count());
+            }
+        }
         n
+    }
+
+    /// What moves of pieces other than the shah must respect: the squares that answer a
+    /// check (or all squares not our own) and the pinned pieces. `None` in double check.
+    #[inline]
+    fn non_shah_context(&self, shah: Square) -> Option<NonShahContext> {
+        let board = &self.board;
+        let them = !self.turn;
+        let checkers = board.attackers_to(shah, them, board.occupied());
+        let target = match checkers.single_square() {
+            _ if checkers.more_than_one() => return None,
+            Some(checker) => checkers | attacks::between(shah, checker),
+            None => !board.by_color(self.turn),
+        };
+        Some(NonShahContext {
+            target,
+            pinned: self.pinned(shah),
+        })
     }
 
     /// Calls `f` on each legal move until it returns false. Returns false if stopped.
@@ -400,7 +499,13 @@ impl Position {
         let theirs = board.by_color(them);
         let occ = board.occupied();
         let shah = self.shah(us);
-        let role_at = |sq: Square| board.role_at(sq);
+        let capture_at = |to: Square| {
+            if theirs.contains(to) {
+                board.role_at(to)
+            } else {
+                None
+            }
+        };
 
         // shah moves: to squares not attacked once the shah has left its square
         for to in attacks::shah_attacks(shah) & !ours {
@@ -409,11 +514,7 @@ impl Position {
                     role: Role::Shah,
                     from: shah,
                     to,
-                    capture: if theirs.contains(to) {
-                        role_at(to)
-                    } else {
-                        None
-                    },
+                    capture: capture_at(to),
                     promotion: false,
                 })
             {
@@ -421,52 +522,27 @@ impl Position {
             }
         }
 
-        let checkers = board.attackers_to(shah, them, occ);
-        if checkers.more_than_one() {
+        let Some(ctx) = self.non_shah_context(shah) else {
             return true;
-        }
-        let target = match checkers.first() {
-            Some(checker) => checkers | attacks::between(shah, checker),
-            None => !ours,
         };
-        let pinned = self.pinned(shah);
         let last_rank = Bitboard::rank(us.fold(7, 0));
-
-        for from in ours.without(shah) {
-            let role = role_at(from).expect("occupied");
-            let mut to_set = match role {
-                Role::Pawn => {
-                    let push = match us {
-                        Color::White => from.offset(0, 1),
-                        Color::Black => from.offset(0, -1),
-                    };
-                    let mut t = attacks::pawn_attacks(us, from) & theirs;
-                    if let Some(p) = push {
-                        if !occ.contains(p) {
-                            t.insert(p);
-                        }
-                    }
-                    t
+        for role in Role::CAPTURABLE {
+            for from in ours & board.by_role(role) {
+                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs);
+                if ctx.pinned.contains(from) {
+                    to_set &= attacks::line(shah, from);
                 }
-                _ => attacks::attacks(role, us, from, occ) & !ours,
-            } & target;
-            if pinned.contains(from) {
-                to_set &= attacks::line(shah, from);
-            }
-            for to in to_set {
-                let m = Move {
-                    role,
-                    from,
-                    to,
-                    capture: if theirs.contains(to) {
-                        role_at(to)
-                    } else {
-                        None
-                    },
-                    promotion: role == Role::Pawn && last_rank.contains(to),
-                };
-                if !f(m) {
-                    return false;
+                for to in to_set {
+                    let m = Move {
+                        role,
+                        from,
+                        to,
+                        capture: capture_at(to),
+                        promotion: role == Role::Pawn && last_rank.contains(to),
+                    };
+                    if !f(m) {
+                        return false;
+                    }
                 }
             }
         }
@@ -474,20 +550,28 @@ impl Position {
     }
 
     /// Plays a move known to be legal in this position.
+    ///
+    /// Whatever stands on `m.to` is removed (so a wrong `m.capture` cannot corrupt the
+    /// board); `m.role` must be the role on `m.from`.
     #[inline]
     #[must_use]
     pub fn play_unchecked(&self, m: &Move) -> Position {
         let mut board = self.board;
-        let piece = board.remove_piece_at(m.from).expect("a piece on from");
-        let placed = if m.promotion {
-            Piece {
-                color: piece.color,
-                role: Role::Ferz,
-            }
-        } else {
-            piece
-        };
-        board.set_piece_at(m.to, placed);
+        debug_assert_eq!(
+            board.piece_at(m.from),
+            Some(Piece {
+                color: self.turn,
+                role: m.role
+            }),
+            "{m:?} in {self:?}"
+        );
+        board.move_piece(
+            self.turn,
+            m.role,
+            m.from,
+            m.to,
+            if m.promotion { Role::Ferz } else { m.role },
+        );
         Position {
             board,
             turn: !self.turn,
@@ -587,20 +671,21 @@ impl Position {
     }
 
     /// Number of legal move paths of `depth` plies (pure move generation: no game-end
-    /// rule stops it).
+    /// rule stops it). The last ply is counted without playing the moves.
     #[must_use]
     pub fn perft(&self, depth: u32) -> u64 {
-        if depth == 0 {
-            return 1;
+        match depth {
+            0 => 1,
+            1 => self.count_legal_moves(),
+            _ => {
+                let mut n = 0;
+                self.gen_legal(|m| {
+                    n += self.play_unchecked(&m).perft(depth - 1);
+                    true
+                });
+                n
+            }
         }
-        if depth == 1 {
-            return self.count_legal_moves();
-        }
-        let moves = self.legal_moves();
-        moves
-            .iter()
-            .map(|m| self.play_unchecked(m).perft(depth - 1))
-            .sum()
     }
 }
 

@@ -88,7 +88,8 @@ impl Position {
         let mover_last_rank = Bitboard::rank(mover.fold(7, 0));
 
         let emit = |um: UnMove, f: &mut dyn FnMut(UnMove, Position)| {
-            if let Some(p) = self.unplay_checked(&um) {
+            // the geometry is right by construction: only legality is left to check
+            if let Some(p) = self.unplay_legal(&um) {
                 f(um, p);
             }
         };
@@ -179,10 +180,33 @@ impl Position {
         v
     }
 
-    /// The position before `um`, if it is legal: the mover's piece back on `from` (a pawn
-    /// again after an un-promotion), the un-captured piece on `to`, the mover to move.
+    /// The position before `um`, if `um` takes back a legal move: the mover's piece back
+    /// on `from` (a pawn again after an un-promotion), the un-captured piece on `to`, the
+    /// mover to move. `None` if the piece could not have moved from `from` to `to` that
+    /// way, or if the position before would be illegal.
     #[must_use]
     pub fn unplay_checked(&self, um: &UnMove) -> Option<Position> {
+        let prev = self.unplay_legal(um)?;
+        let mover = prev.turn();
+        let geometry_ok = if um.unpromotion || um.role == Role::Pawn {
+            let forward = Bitboard::from_square(um.from)
+                .0
+                .rotate_left(mover.fold(8, 56));
+            let last_rank = Bitboard::rank(mover.fold(7, 0)).contains(um.to);
+            let step = if um.uncapture.is_some() {
+                attacks::pawn_attacks(mover, um.from).contains(um.to)
+            } else {
+                forward == Bitboard::from_square(um.to).0
+            };
+            step && (um.role == Role::Ferz) == um.unpromotion && last_rank == um.unpromotion
+        } else {
+            attacks::attacks(um.role, mover, um.from, prev.board().occupied()).contains(um.to)
+        };
+        geometry_ok.then_some(prev)
+    }
+
+    /// [`Position::unplay_checked`] without the check that the piece could make the move.
+    fn unplay_legal(&self, um: &UnMove) -> Option<Position> {
         let mover = !self.turn();
         let mut board: Board = *self.board();
         let piece = board.remove_piece_at(um.to)?;

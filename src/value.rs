@@ -3,6 +3,10 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::color::Color;
+use crate::position::Position;
+use crate::rules::{Outcome, RuleSet};
+
 /// Win, draw or loss, from the side to move's point of view.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Wdl {
@@ -141,6 +145,46 @@ impl fmt::Display for Value {
             Value::Draw => f.write_str("draw"),
             Value::Loss(d) => write!(f, "loss in {d} plies"),
         }
+    }
+}
+
+impl Value {
+    /// The value of a position where the game has ended (mate, stalemate, bare shah), or
+    /// `None` if the game goes on.
+    #[must_use]
+    pub fn of_ended(pos: &Position, rules: RuleSet) -> Option<Value> {
+        pos.outcome(rules).map(|outcome| match outcome {
+            Outcome::Draw { .. } => Value::Draw,
+            Outcome::Decisive { winner, .. } if winner == pos.turn() => Value::Win(0),
+            Outcome::Decisive { .. } => Value::Loss(0),
+        })
+    }
+
+    /// The value of a position whose material the rules decide alone (a bare side, or
+    /// both). `None` if a table is needed: tables hold their own mates and stalemates, so
+    /// a finished game of a table's material is looked up like any other position.
+    #[must_use]
+    pub fn of_decided(pos: &Position, rules: RuleSet) -> Option<Value> {
+        // Tables hold their own mates and stalemates: only a bare side needs the rules.
+        if !pos.is_bare(Color::White) && !pos.is_bare(Color::Black) {
+            return None;
+        }
+        if let Some(v) = Value::of_ended(pos, rules) {
+            return Some(v);
+        }
+        // A bare side to move that may still reply (bare-king=counter): every reply ends
+        // the game, so one ply decides.
+        pos.legal_moves()
+            .iter()
+            .map(|m| {
+                let child = pos.play_unchecked(m);
+                Value::of_decided(&child, rules).map(Value::parent)
+            })
+            .try_fold(None::<Value>, |best, v| {
+                let v = v?;
+                Some(Some(best.map_or(v, |b| b.max(v))))
+            })
+            .flatten()
     }
 }
 

@@ -1,0 +1,55 @@
+//! Generates one table in memory (with its sub-tables) and prints the time spent in each
+//! kind of pass: a quick check of generator speed.
+//! `cargo run --release --example gen_one -- KRvKQ`
+use std::sync::Mutex;
+use std::time::Instant;
+
+use shatranj_tb::RuleSet;
+use shatranj_tb::generate::Progress;
+use shatranj_tb::generate::memory::MemoryTables;
+
+#[derive(Default)]
+struct Timer {
+    current: Mutex<Option<(String, Instant)>>,
+    totals: Mutex<Vec<(String, f64)>>,
+}
+
+impl Progress for Timer {
+    fn begin(&self, pass: &str, _total: u64) {
+        let kind = pass.split(' ').nth(1).unwrap_or(pass).to_string();
+        *self.current.lock().unwrap() = Some((kind, Instant::now()));
+    }
+    fn end(&self) {
+        if let Some((kind, t)) = self.current.lock().unwrap().take() {
+            let mut totals = self.totals.lock().unwrap();
+            match totals.iter_mut().find(|(k, _)| *k == kind) {
+                Some(e) => e.1 += t.elapsed().as_secs_f64(),
+                None => totals.push((kind, t.elapsed().as_secs_f64())),
+            }
+        }
+    }
+}
+
+fn main() {
+    let name = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "KRvKQ".to_string());
+    let material = name.parse().expect("a material such as KRvKQ");
+    let mut tb = MemoryTables::new(RuleSet::default());
+    let timer = Timer::default();
+    let start = std::time::Instant::now();
+    let g = tb
+        .generate_with_dependencies(material, &timer)
+        .expect("generation");
+    println!(
+        "{} in {:.2}s (this table {:.2}s, {} slots): {:?}",
+        g.material,
+        start.elapsed().as_secs_f64(),
+        g.seconds,
+        g.codes.len(),
+        g.stats.white
+    );
+    for (kind, secs) in timer.totals.lock().unwrap().iter() {
+        println!("  {kind:>12}: {secs:.2}s");
+    }
+}

@@ -1,0 +1,106 @@
+//! `shatranj-tb generate [MATERIAL..]`: build tables in dependency order.
+
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use shatranj_tb::Material;
+use shatranj_tb::generate::files::{TableOutcome, generate_into};
+
+use super::UserError;
+use super::common::{Bars, TablesArgs};
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Materials such as KRvKQ (default: every table up to --men men). Tables they need
+    /// are built first.
+    pub materials: Vec<Material>,
+    /// Build every table with at most this many men (when no material is named).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(3..=5))]
+    pub men: u32,
+    #[command(flatten)]
+    pub tables: TablesArgs,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
+    if let Some(n) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+            .context("starting worker threads")?;
+    }
+    let materials = if args.materials.is_empty() {
+        Material::all_with_tables(args.men)
+    } else {
+        for m in &args.materials {
+            if m.is_decided_by_rules() {
+                return Err(UserError(format!(
+                    "{m} needs no table: a side is bare, so the rules decide every position"
+                ))
+                .into());
+            }
+            if m.men() > 5 {
+                return Err(
+                    UserError(format!("{m} has {} men; at most 5 are supported", m.men())).into(),
+                );
+            }
+        }
+        args.materials.clone()
+    };
+    let start = Instant::now();
+    let bars = Bars::new();
+    let mut written = 0;
+    let mut kept = 0;
+    generate_into(&args.tables.tables, &materials, args.tables.rules, &bars, |outcome| {
+        match outcome {
+            TableOutcome::Kept(m) => {
+                kept += 1;
+                bars.println(&format!("{m}: present and intact, kept"));
+            }
+            TableOutcome::Written {
+                table,
+                wdl_bytes,
+                dtm_bytes,
+            } => {
+                written += 1;
+                let s = &table.stats;
+                let positions = s.white.legal + s.black.legal;
+                let longest = s
+                    .white
+                    .longest_win
+                    .iter()
+                    .chain(s.black.longest_win.iter())
+                    .map(|l| l.plies)
+                    .max();
+                bars.println(&format!(
+                    "{}: {} positions (win/draw/loss, White to move {}/{}/{}, Black to move {}/{}/{}), longest win {}, {:.1} s, {:.2} M positions/s, WDL {} bytes, DTM {} bytes",
+                    table.material,
+                    positions,
+                    s.white.win,
+                    s.white.draw,
+                    s.white.loss,
+                    s.black.win,
+                    s.black.draw,
+                    s.black.loss,
+                    longest.map_or("none".to_string(), |p| format!("{p} plies")),
+                    table.seconds,
+                    table.codes.len() as f64 / table.seconds.max(1e-9) / 1e6,
+                    wdl_bytes,
+                    dtm_bytes
+                ));
+            }
+        }
+    })
+    .with_context(|| format!("generating into {}", args.tables.tables.display()))?;
+    bars.finish();
+    eprintln!(
+        "{written} tables written, {kept} kept, in {:.1} s ({} rules, {})",
+        start.elapsed().as_secs_f64(),
+        args.tables.rules,
+        args.tables.tables.display()
+    );
+    Ok(())
+}

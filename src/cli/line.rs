@@ -1,0 +1,59 @@
+//! `shatranj-tb line FEN`: an optimal line to the end of the game.
+
+use clap::Args;
+use serde_json::json;
+
+use super::common::{TablesArgs, dtm_json, parse_fen};
+use super::probe::{in_words, verdict};
+
+#[derive(Debug, Args)]
+pub struct LineArgs {
+    /// The position: a FEN (at least board and side to move).
+    pub fen: String,
+    #[command(flatten)]
+    pub tables: TablesArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &LineArgs) -> anyhow::Result<()> {
+    let pos = parse_fen(&args.fen)?;
+    let tb = args.tables.open()?;
+    let r = tb.probe(&pos)?;
+    let line = tb.line(&pos)?;
+    if args.json {
+        let out = json!({
+            "fen": r.fen,
+            "material": r.material.to_string(),
+            "rules": r.rules.to_string(),
+            "wdl": r.wdl().as_str(),
+            "dtm": dtm_json(r.value),
+            "end": r.end.map(|e| e.as_str()),
+            "line": line.iter().map(|s| json!({
+                "uci": s.uci,
+                "fen": s.fen,
+                "wdl": s.value.wdl().as_str(),
+                "dtm": dtm_json(s.value),
+                "end": s.end.map(|e| e.as_str()),
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(());
+    }
+    println!("{}", verdict(&pos, &r));
+    if line.is_empty() && r.end.is_none() {
+        println!("(a draw has no end to play to)");
+    }
+    for (i, step) in line.iter().enumerate() {
+        let end = step.end.map(|e| format!("  {e}")).unwrap_or_default();
+        println!(
+            "{:>3}. {:<6} {:<50} side to move: {}{end}",
+            i + 1,
+            step.uci,
+            step.fen,
+            in_words(step.value)
+        );
+    }
+    Ok(())
+}

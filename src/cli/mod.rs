@@ -1,0 +1,144 @@
+//! Command-line arguments and dispatch.
+//!
+//! One variant of [`Command`] and one file per subcommand: to add `probe`, write
+//! `cli/probe.rs` with a clap `Args` struct and a `run` function, add the variant
+//! `Probe(probe::ProbeArgs)` and its arm in [`Command::run`].
+//!
+//! Errors: subcommands return `anyhow::Result`. An error the user caused (a bad FEN, an
+//! illegal position, a bad argument value) is recognised by [`exit_code`] from the
+//! library's error types found in the chain, or marked with [`UserError`]; everything
+//! else is an internal failure.
+
+mod common;
+mod generate;
+mod info;
+mod line;
+mod perft;
+mod probe;
+mod verify;
+
+use std::fmt;
+use std::io;
+
+use clap::{Parser, Subcommand};
+use shatranj_tb::material::ParseMaterialError;
+use shatranj_tb::probe::ProbeError;
+use shatranj_tb::role::LEGEND;
+use shatranj_tb::rules::ParseRuleSetError;
+use shatranj_tb::{FenError, ParseFenError, PlayError, PositionError};
+
+/// Exit code of a user error (bad arguments, bad FEN, illegal position).
+pub const EXIT_USER: u8 = 1;
+/// Exit code of an internal failure.
+pub const EXIT_INTERNAL: u8 = 2;
+
+/// Endgame tablebases for shatranj, the Persian and Arabic ancestor of chess.
+#[derive(Debug, Parser)]
+#[command(name = "shatranj-tb", version, about, long_about = None, after_help = LEGEND)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Count the legal move paths of DEPTH plies from FEN (pure move generation: no
+    /// game-end rule stops it).
+    #[command(after_help = LEGEND)]
+    Perft(perft::PerftArgs),
+    /// Build tables by retrograde analysis, smaller ones first.
+    #[command(after_help = LEGEND)]
+    Generate(generate::GenerateArgs),
+    /// The value of a position (win, draw or loss and the plies to the end) and of
+    /// every move.
+    #[command(after_help = LEGEND)]
+    Probe(probe::ProbeArgs),
+    /// An optimal line from a position to the end of the game.
+    #[command(after_help = LEGEND)]
+    Line(line::LineArgs),
+    /// The figures of tables: positions, wins, draws, losses, longest wins, file sizes.
+    #[command(after_help = LEGEND)]
+    Info(info::InfoArgs),
+    /// Re-derive every value of tables from their children with the forward move
+    /// generator; exits non-zero on any mismatch.
+    #[command(after_help = LEGEND)]
+    Verify(verify::VerifyArgs),
+}
+
+impl Command {
+    /// Runs the subcommand.
+    pub fn run(self) -> anyhow::Result<()> {
+        match self {
+            Command::Perft(args) => perft::run(&args),
+            Command::Generate(args) => generate::run(&args),
+            Command::Probe(args) => probe::run(&args),
+            Command::Line(args) => line::run(&args),
+            Command::Info(args) => info::run(&args),
+            Command::Verify(args) => verify::run(&args),
+        }
+    }
+}
+
+/// Marks an error as the user's (exit code 1), for cases the library's own error types
+/// do not cover.
+#[derive(Debug)]
+pub struct UserError(pub String);
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UserError {}
+
+/// The process exit code for an error: [`EXIT_USER`] if anything in its chain is an
+/// error the user caused, else [`EXIT_INTERNAL`].
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    let user = err.chain().any(|e| {
+        e.is::<UserError>()
+            || e.is::<FenError>()
+            || e.is::<ParseFenError>()
+            || e.is::<PositionError>()
+            || e.is::<PlayError>()
+            || e.is::<ParseRuleSetError>()
+            || e.is::<ParseMaterialError>()
+            || matches!(
+                e.downcast_ref::<ProbeError>(),
+                Some(ProbeError::MissingTable { .. } | ProbeError::TooManyMen { .. })
+            )
+    });
+    if user { EXIT_USER } else { EXIT_INTERNAL }
+}
+
+/// Whether the error comes from writing to a closed pipe.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn error_classes() {
+        let fen = shatranj_tb::Position::from_fen("8/8/8 w").unwrap_err();
+        let err = anyhow::Error::new(fen).context("reading the FEN");
+        assert_eq!(exit_code(&err), EXIT_USER);
+        let err = anyhow::anyhow!("disk on fire");
+        assert_eq!(exit_code(&err), EXIT_INTERNAL);
+        let err = anyhow::Error::new(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(is_broken_pipe(&err));
+    }
+}

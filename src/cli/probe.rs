@@ -1,0 +1,97 @@
+//! `shatranj-tb probe FEN`: the value of a position and of every move.
+
+use std::fmt::Write as _;
+
+use clap::Args;
+use serde_json::json;
+use shatranj_tb::probe::ProbeResult;
+use shatranj_tb::{Color, Position, Value};
+
+use super::common::{TablesArgs, dtm_json, parse_fen};
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// The position: a FEN (at least board and side to move).
+    pub fen: String,
+    #[command(flatten)]
+    pub tables: TablesArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
+    let pos = parse_fen(&args.fen)?;
+    let tb = args.tables.open()?;
+    let r = tb.probe(&pos)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&probe_json(&r))?);
+    } else {
+        print!("{}", board_diagram(&pos));
+        println!("{}", verdict(&pos, &r));
+        for m in &r.moves {
+            println!("  {:<6} {}", m.uci, in_words(m.value));
+        }
+    }
+    Ok(())
+}
+
+/// The `probe --json` object.
+pub fn probe_json(r: &ProbeResult) -> serde_json::Value {
+    json!({
+        "fen": r.fen,
+        "material": r.material.to_string(),
+        "rules": r.rules.to_string(),
+        "wdl": r.wdl().as_str(),
+        "dtm": dtm_json(r.value),
+        "end": r.end.map(|e| e.as_str()),
+        "best_move": r.best_move().map(|m| m.uci.clone()),
+        "moves": r.moves.iter().map(|m| json!({
+            "uci": m.uci,
+            "wdl": m.value.wdl().as_str(),
+            "dtm": dtm_json(m.value),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// "win in 39 plies", "draw", "loss in 12 plies".
+pub fn in_words(v: Value) -> String {
+    match v {
+        Value::Win(d) => format!("win in {d} plies"),
+        Value::Draw => "draw".to_string(),
+        Value::Loss(d) => format!("loss in {d} plies"),
+    }
+}
+
+/// "White wins in 39 plies", "Black has lost (checkmate)", "Draw".
+pub fn verdict(pos: &Position, r: &ProbeResult) -> String {
+    let us = pos.turn();
+    let them: Color = !us;
+    match (r.value, r.end) {
+        (Value::Draw, Some(end)) => format!("Draw ({end})"),
+        (Value::Draw, None) => "Draw".to_string(),
+        (Value::Win(_), Some(end)) => format!("{us} has won ({end})"),
+        (Value::Loss(_), Some(end)) => format!("{them} has won ({end}): {us} to move has lost"),
+        (Value::Win(d), None) => format!("{us} wins in {d} plies"),
+        (Value::Loss(d), None) => format!("{them} wins in {d} plies"),
+    }
+}
+
+/// A small board, rank 8 on top, and the side to move.
+pub fn board_diagram(pos: &Position) -> String {
+    let mut s = String::new();
+    for rank in (0..8).rev() {
+        let _ = write!(s, "{} ", rank + 1);
+        for file in 0..8 {
+            let sq = shatranj_tb::Square::from_coords(file, rank);
+            let c = pos
+                .board()
+                .piece_at(sq)
+                .map_or('.', shatranj_tb::Piece::char);
+            let _ = write!(s, " {c}");
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(s, "   a b c d e f g h   ({} to move)", pos.turn());
+    s
+}

@@ -1,0 +1,220 @@
+//! Generating tables into a directory, in dependency order, and verifying them.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::{GenError, Generated, Progress, SubTables, generate};
+use crate::color::Color;
+use crate::fen::Fen;
+use crate::format::{self, Metric, TableMeta};
+use crate::index::{INDEX_SCHEME, TableIndex};
+use crate::material::Material;
+use crate::position::{MoveList, Position};
+use crate::probe::{ProbeError, Tablebase, table_path};
+use crate::rules::RuleSet;
+use crate::value::Value;
+
+impl SubTables for Tablebase {
+    fn value(&self, pos: &Position) -> Result<Value, GenError> {
+        Tablebase::value(self, pos).map_err(|e| GenError::SubTable(e.to_string()))
+    }
+}
+
+/// What became of one table.
+#[derive(Clone, Debug)]
+pub enum TableOutcome {
+    /// It was there and its files check out.
+    Kept(Material),
+    /// It was generated and written.
+    Written {
+        table: Box<Generated>,
+        wdl_bytes: u64,
+        dtm_bytes: u64,
+    },
+}
+
+/// Writes the WDL and DTM files of a generated table into `dir` (each to a temporary name,
+/// synced, read back and checked, then renamed into place).
+pub fn write(dir: &Path, g: &Generated) -> Result<(u64, u64), GenError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| GenError::Write(format!("cannot create {}: {e}", dir.display())))?;
+    let extra = serde_json::to_vec(&g.stats).map_err(|e| GenError::Write(e.to_string()))?;
+    let meta = |metric| TableMeta {
+        metric,
+        rules_code: g.rules.code(),
+        material: g.material.to_string(),
+        index_scheme: INDEX_SCHEME,
+        extra: extra.clone(),
+    };
+    let wdl_path = table_path(dir, g.material, g.rules, Metric::Wdl);
+    let dtm_path = table_path(dir, g.material, g.rules, Metric::Dtm);
+    let w = format::write_table(&wdl_path, &meta(Metric::Wdl), &g.wdl_codes())
+        .map_err(|e| GenError::Write(e.to_string()))?;
+    let d = format::write_table(&dtm_path, &meta(Metric::Dtm), &g.codes)
+        .map_err(|e| GenError::Write(e.to_string()))?;
+    Ok((w.file_bytes, d.file_bytes))
+}
+
+/// Whether both files of a table are present and their checksums hold.
+#[must_use]
+pub fn table_checks_out(tb: &Tablebase, material: Material) -> bool {
+    tb.has_table(material) && tb.check_files(material).is_ok()
+}
+
+/// Generates `materials` (and every table they depend on) into `dir`, keeping tables
+/// that are there and check out. Calls `report` after each table.
+pub fn generate_into(
+    dir: &Path,
+    materials: &[Material],
+    rules: RuleSet,
+    progress: &dyn Progress,
+    mut report: impl FnMut(&TableOutcome),
+) -> Result<Vec<TableOutcome>, GenError> {
+    let mut todo: Vec<Material> = Vec::new();
+    for m in materials {
+        for d in m.with_dependencies() {
+            if !todo.contains(&d) {
+                todo.push(d);
+            }
+        }
+    }
+    let todo = Material::dependency_order(todo);
+    let mut tb = Tablebase::open(dir, rules).map_err(|e| GenError::SubTable(e.to_string()))?;
+    let mut outcomes = Vec::new();
+    for m in todo {
+        let outcome = if table_checks_out(&tb, m) {
+            TableOutcome::Kept(m)
+        } else {
+            let g = generate(m, rules, &tb, progress)?;
+            let (wdl_bytes, dtm_bytes) = write(dir, &g)?;
+            tb.rescan().map_err(|e| GenError::SubTable(e.to_string()))?;
+            TableOutcome::Written {
+                table: Box::new(g),
+                wdl_bytes,
+                dtm_bytes,
+            }
+        };
+        report(&outcome);
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+/// The result of verifying one table.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyReport {
+    pub material: Option<Material>,
+    /// Positions checked (both sides to move).
+    pub checked: u64,
+    /// FENs of positions whose stored value is not the best of their children's, with
+    /// what was stored and what the children give (at most 20 kept).
+    pub mismatches: Vec<String>,
+    pub mismatch_count: u64,
+}
+
+/// What one range of a verification found.
+struct ChunkReport {
+    checked: u64,
+    bad: Vec<String>,
+    bad_count: u64,
+}
+
+/// Re-derives every position's value of a table from its children, using the forward move
+/// generator (not the un-moves) and the sub-tables, and compares it with the files (DTM,
+/// and WDL against DTM).
+pub fn verify(
+    tb: &Tablebase,
+    material: Material,
+    progress: &dyn Progress,
+) -> Result<VerifyReport, ProbeError> {
+    let stored = material.normalized();
+    tb.check_files(stored)?;
+    let index = TableIndex::new(stored);
+    let n = index.size();
+    let rules = tb.rules();
+    progress.begin(&format!("verify {stored}"), 2 * n);
+    let chunk = 1u64 << 14;
+    let results: Vec<Result<ChunkReport, ProbeError>> = (0..(2 * n).div_ceil(chunk))
+        .into_par_iter()
+        .map_init(MoveList::new, |moves, c| {
+            let lo = c * chunk;
+            let hi = (lo + chunk).min(2 * n);
+            let mut checked = 0;
+            let mut bad = Vec::new();
+            let mut bad_count = 0;
+            for slot in lo..hi {
+                let (turn, i) = if slot < n {
+                    (Color::White, slot)
+                } else {
+                    (Color::Black, slot - n)
+                };
+                let Some(board) = index.decode(i) else { continue };
+                let Ok(pos) = Position::from_board(board, turn) else {
+                    continue;
+                };
+                if index.encode(&board) != Some(i) {
+                    continue;
+                }
+                checked += 1;
+                let stored_value = tb.value(&pos)?;
+                let stored_wdl = tb.wdl(&pos)?;
+                pos.legal_moves_into(moves);
+                let derived = if moves.is_empty() {
+                    Value::of_ended(&pos, rules).unwrap_or(Value::Draw)
+                } else {
+                    let mut best: Option<Value> = None;
+                    for m in moves.iter() {
+                        let v = tb.value(&pos.play_unchecked(m))?.parent();
+                        best = Some(best.map_or(v, |b| b.max(v)));
+                    }
+                    best.expect("a move exists")
+                };
+                if derived != stored_value || stored_wdl != stored_value.wdl() {
+                    bad_count += 1;
+                    if bad.len() < 20 {
+                        bad.push(format!(
+                            "{}: stored {stored_value} (WDL file: {stored_wdl}), children give {derived}",
+                            Fen::from_position(&pos)
+                        ));
+                    }
+                }
+            }
+            progress.advance(hi - lo);
+            Ok(ChunkReport {
+                checked,
+                bad,
+                bad_count,
+            })
+        })
+        .collect();
+    progress.end();
+    let mut report = VerifyReport {
+        material: Some(material),
+        ..VerifyReport::default()
+    };
+    for r in results {
+        let ChunkReport {
+            checked,
+            bad,
+            bad_count: count,
+        } = r?;
+        report.checked += checked;
+        report.mismatch_count += count;
+        for b in bad {
+            if report.mismatches.len() < 20 {
+                report.mismatches.push(b);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Paths of both files of a table.
+#[must_use]
+pub fn paths(dir: &Path, material: Material, rules: RuleSet) -> (PathBuf, PathBuf) {
+    (
+        table_path(dir, material, rules, Metric::Wdl),
+        table_path(dir, material, rules, Metric::Dtm),
+    )
+}

@@ -1,0 +1,528 @@
+//! The retrograde generator: WDL and DTM for every position of one material.
+//!
+//! Per position (both sides to move) the generator keeps a 16-bit value code and an
+//! 8-bit counter:
+//! - the code is 0 while undecided (a draw at the end), `d + 1` once decided at
+//!   distance `d` plies (odd `d` a win for the side to move, even `d` a loss), or
+//!   [`UNUSED`] for an index that names no legal, canonical position;
+//! - the counter holds how many distinct quiet successors (moves within the material)
+//!   are not yet known to win for the opponent, or [`NEVER_LOST`] when a capture or
+//!   promotion already saves the position from losing.
+//!
+//! The passes:
+//! 1. *Seed*: every position is decoded and its legal moves generated. Mates and
+//!    stalemates get their value at once; captures and promotions are looked up in the
+//!    smaller tables (through [`SubTables`]), giving a first (tentative) win, a saving
+//!    draw, or a loss to compare with; quiet successors are counted.
+//! 2. *Retrograde*, ply by ply `n = 0, 1, 2, ...`: the positions decided at distance `n`
+//!    form the frontier. From a loss at `n`, every quiet predecessor (found with un-moves
+//!    from the same attack tables) wins in `n + 1` unless it already wins faster. From a
+//!    win at `n`, every quiet predecessor's counter drops by one; at zero the predecessor
+//!    is lost, and its distance is one more than its longest-resisting successor (found by
+//!    forward generation, which also checks that every successor really wins).
+//! 3. What is still undecided is a draw.
+//!
+//! Conversions do not reset the distance: DTM counts plies to the real end of the game.
+//! Symmetric duplicates are handled by counting successors and predecessors as distinct
+//! canonical indices, so the counters balance.
+
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::color::Color;
+use crate::fen::Fen;
+use crate::index::TableIndex;
+use crate::material::Material;
+use crate::position::{MoveList, Position};
+use crate::retro::UnMoveKinds;
+use crate::rules::RuleSet;
+use crate::value::{Value, Wdl};
+
+pub mod files;
+pub mod memory;
+pub mod stats;
+
+pub use stats::{Longest, SideStats, TableStats};
+
+/// The code of an index that names no legal, canonical position.
+pub const UNUSED: u16 = u16::MAX;
+/// The counter of a position that a conversion saves from losing.
+const NEVER_LOST: u8 = u8::MAX;
+/// Longest distance a table can hold (codes stay below [`UNUSED`]).
+pub const MAX_DTM: u32 = 65_000;
+
+/// Where the generator looks up positions after a capture or a promotion.
+pub trait SubTables: Sync {
+    /// The value of any position of a smaller material (or one the rules decide).
+    fn value(&self, pos: &Position) -> Result<Value, GenError>;
+}
+
+/// Why a table could not be generated.
+#[derive(Debug)]
+pub enum GenError {
+    /// A sub-table was missing or unreadable.
+    SubTable(String),
+    /// A distance beyond [`MAX_DTM`].
+    TooLong(Material),
+    /// An internal inconsistency (a bug): the message says which position.
+    Inconsistent(String),
+    /// Writing the table failed.
+    Write(String),
+}
+
+impl std::fmt::Display for GenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GenError::SubTable(m) => write!(f, "sub-table needed: {m}"),
+            GenError::TooLong(m) => write!(f, "{m}: a distance exceeds {MAX_DTM} plies"),
+            GenError::Inconsistent(m) => write!(f, "internal inconsistency: {m}"),
+            GenError::Write(m) => write!(f, "writing the table failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for GenError {}
+
+/// Reports progress of long passes. All methods may be called from many threads.
+pub trait Progress: Sync {
+    /// A pass begins over `total` units.
+    fn begin(&self, _pass: &str, _total: u64) {}
+    /// `n` more units are done.
+    fn advance(&self, _n: u64) {}
+    /// The pass is over.
+    fn end(&self) {}
+}
+
+/// Progress that reports nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// A generated table in memory.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    pub material: Material,
+    pub rules: RuleSet,
+    /// Codes for White to move (`0..size`), then Black to move (`size..2 * size`).
+    pub codes: Vec<u16>,
+    pub stats: TableStats,
+    pub seconds: f64,
+}
+
+impl Generated {
+    /// The value at an index of one side, `None` for an unused index.
+    #[must_use]
+    pub fn value_at(&self, turn: Color, index: u64) -> Option<Value> {
+        let n = self.codes.len() as u64 / 2;
+        let code = self.codes[(turn.index() as u64 * n + index) as usize];
+        (code != UNUSED).then(|| Value::from_dtm_code(code))
+    }
+
+    /// WDL codes (0 loss, 1 draw, 2 win, [`UNUSED`]) for the WDL file.
+    #[must_use]
+    pub fn wdl_codes(&self) -> Vec<u16> {
+        self.codes
+            .iter()
+            .map(|&c| {
+                if c == UNUSED {
+                    UNUSED
+                } else {
+                    match Value::from_dtm_code(c).wdl() {
+                        Wdl::Loss => 0,
+                        Wdl::Draw => 1,
+                        Wdl::Win => 2,
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+#[inline]
+fn code_of(v: Value) -> u16 {
+    v.to_dtm_code().expect("distance checked against MAX_DTM")
+}
+
+#[inline]
+fn is_decided(code: u16) -> bool {
+    code != 0 && code != UNUSED
+}
+
+#[inline]
+fn distance(code: u16) -> u32 {
+    u32::from(code) - 1
+}
+
+const CHUNK: u64 = 1 << 14;
+
+/// The generator for one material under one rule set.
+pub struct Generator<'a> {
+    index: TableIndex,
+    rules: RuleSet,
+    sub: &'a dyn SubTables,
+    progress: &'a dyn Progress,
+    codes: Vec<AtomicU16>,
+    counters: Vec<AtomicU8>,
+    max_distance: AtomicU32,
+    error: std::sync::Mutex<Option<GenError>>,
+}
+
+impl<'a> Generator<'a> {
+    /// Prepares to generate `material` (in stored form).
+    #[must_use]
+    pub fn new(
+        material: Material,
+        rules: RuleSet,
+        sub: &'a dyn SubTables,
+        progress: &'a dyn Progress,
+    ) -> Generator<'a> {
+        Generator {
+            index: TableIndex::new(material.normalized()),
+            rules,
+            sub,
+            progress,
+            codes: Vec::new(),
+            counters: Vec::new(),
+            max_distance: AtomicU32::new(0),
+            error: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn size(&self) -> u64 {
+        self.index.size()
+    }
+
+    fn fail(&self, e: GenError) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// The position at a global slot (side to move and index), if the slot is used.
+    fn position_at(&self, slot: u64) -> Option<Position> {
+        let n = self.size();
+        let (turn, i) = if slot < n {
+            (Color::White, slot)
+        } else {
+            (Color::Black, slot - n)
+        };
+        let board = self.index.decode(i)?;
+        let pos = Position::from_board(board, turn).ok()?;
+        if self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board) {
+            return None;
+        }
+        Some(pos)
+    }
+
+    /// The global slot of a position of this material (stored colours).
+    #[inline]
+    fn slot_of(&self, pos: &Position) -> Option<u64> {
+        let i = self.index.encode(pos.board())?;
+        Some(pos.turn().index() as u64 * self.size() + i)
+    }
+
+    /// Runs every pass and returns the table.
+    pub fn run(mut self) -> Result<Generated, GenError> {
+        let start = Instant::now();
+        let total = 2 * self.size();
+        self.codes = (0..total).map(|_| AtomicU16::new(0)).collect();
+        self.counters = (0..total).map(|_| AtomicU8::new(0)).collect();
+
+        self.seed();
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        self.retrograde();
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        let codes: Vec<u16> = std::mem::take(&mut self.codes)
+            .into_iter()
+            .map(AtomicU16::into_inner)
+            .collect();
+        let material = self.index.material();
+        let stats = stats::count(&self.index, &codes, self.progress);
+        Ok(Generated {
+            material,
+            rules: self.rules,
+            codes,
+            stats,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    fn seed(&self) {
+        let total = 2 * self.size();
+        self.progress
+            .begin(&format!("{} seed", self.index.material()), total);
+        let max = (0..total.div_ceil(CHUNK))
+            .into_par_iter()
+            .map_init(
+                || (MoveList::new(), Vec::with_capacity(64)),
+                |(moves, kids), chunk| {
+                    let lo = chunk * CHUNK;
+                    let hi = (lo + CHUNK).min(total);
+                    let mut max = 0;
+                    for slot in lo..hi {
+                        if let Some(d) = self.seed_one(slot, moves, kids) {
+                            max = max.max(d);
+                        }
+                    }
+                    self.progress.advance(hi - lo);
+                    max
+                },
+            )
+            .max()
+            .unwrap_or(0);
+        self.max_distance.fetch_max(max, Ordering::Relaxed);
+        self.progress.end();
+    }
+
+    /// Seeds one slot; returns the distance of a (tentative) decided value.
+    fn seed_one(&self, slot: u64, moves: &mut MoveList, kids: &mut Vec<u64>) -> Option<u32> {
+        let s = slot as usize;
+        let Some(pos) = self.position_at(slot) else {
+            self.codes[s].store(UNUSED, Ordering::Relaxed);
+            return None;
+        };
+        pos.legal_moves_into(moves);
+        if moves.is_empty() {
+            // mate or stalemate: the rules decide
+            let v = Value::of_ended(&pos, self.rules).unwrap_or(Value::Draw);
+            if v != Value::Draw {
+                self.codes[s].store(code_of(v), Ordering::Relaxed);
+                return v.dtm();
+            }
+            self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
+            return None;
+        }
+        let mut best_conversion: Option<Value> = None;
+        kids.clear();
+        // Quiet successors are counted as distinct indices; only where two moves may reach
+        // one index (see `successors_may_coincide`) must they be encoded to tell.
+        let dedup = self.index.successors_may_coincide(pos.board(), pos.turn());
+        let mut plain = 0usize;
+        for m in moves.iter() {
+            let child = pos.play_unchecked(m);
+            if m.is_conversion() {
+                let v = match self.sub.value(&child) {
+                    Ok(v) => v.parent(),
+                    Err(e) => {
+                        self.fail(e);
+                        return None;
+                    }
+                };
+                best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
+            } else if !dedup {
+                plain += 1;
+            } else {
+                match self.slot_of(&child) {
+                    Some(k) => kids.push(k),
+                    None => {
+                        self.fail(GenError::Inconsistent(format!(
+                            "no index for {} after {m} in {}",
+                            Fen::from_position(&child),
+                            Fen::from_position(&pos)
+                        )));
+                        return None;
+                    }
+                }
+            }
+        }
+        kids.sort_unstable();
+        kids.dedup();
+        let quiet = plain + kids.len();
+        match best_conversion {
+            Some(v @ Value::Win(d)) => {
+                if d > MAX_DTM {
+                    self.fail(GenError::TooLong(self.index.material()));
+                    return None;
+                }
+                self.codes[s].store(code_of(v), Ordering::Relaxed);
+                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
+                Some(d)
+            }
+            Some(Value::Draw) => {
+                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
+                None
+            }
+            loss => {
+                if quiet == 0 {
+                    // only conversions, all losing
+                    let v = loss.expect("a move exists");
+                    if v.dtm().unwrap_or(0) > MAX_DTM {
+                        self.fail(GenError::TooLong(self.index.material()));
+                        return None;
+                    }
+                    self.codes[s].store(code_of(v), Ordering::Relaxed);
+                    v.dtm()
+                } else {
+                    let n = u8::try_from(quiet)
+                        .ok()
+                        .filter(|&n| n < NEVER_LOST)
+                        .expect("fewer than 255 quiet successors");
+                    self.counters[s].store(n, Ordering::Relaxed);
+                    None
+                }
+            }
+        }
+    }
+
+    fn retrograde(&self) {
+        let total = 2 * self.size();
+        let mut n: u32 = 0;
+        loop {
+            let max = self.max_distance.load(Ordering::Relaxed);
+            if n > max || self.failed() {
+                break;
+            }
+            let want = (n + 1) as u16;
+            self.progress
+                .begin(&format!("{} ply {n}", self.index.material()), total);
+            let found = AtomicU64::new(0);
+            (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
+                || (Vec::with_capacity(64), MoveList::new()),
+                |(preds, moves), chunk| {
+                    let lo = chunk * CHUNK;
+                    let hi = (lo + CHUNK).min(total);
+                    for slot in lo..hi {
+                        if self.codes[slot as usize].load(Ordering::Relaxed) == want {
+                            found.fetch_add(1, Ordering::Relaxed);
+                            self.propagate(slot, n, preds, moves);
+                        }
+                    }
+                    self.progress.advance(hi - lo);
+                },
+            );
+            self.progress.end();
+            n += 1;
+        }
+    }
+
+    /// Spreads the value of a position decided at distance `n` to its predecessors.
+    fn propagate(&self, slot: u64, n: u32, preds: &mut Vec<u64>, moves: &mut MoveList) {
+        let Some(pos) = self.position_at(slot) else {
+            return;
+        };
+        preds.clear();
+        let mut bad = None;
+        pos.for_each_unmove(UnMoveKinds::QUIET, |_, prev| match self.slot_of(&prev) {
+            Some(p) => preds.push(p),
+            None => bad = Some(prev),
+        });
+        if let Some(prev) = bad {
+            self.fail(GenError::Inconsistent(format!(
+                "no index for predecessor {} of {}",
+                Fen::from_position(&prev),
+                Fen::from_position(&pos)
+            )));
+            return;
+        }
+        preds.sort_unstable();
+        preds.dedup();
+        if n % 2 == 0 {
+            // a loss at n: every predecessor wins in n + 1 at most
+            if n + 1 > MAX_DTM {
+                self.fail(GenError::TooLong(self.index.material()));
+                return;
+            }
+            let win = (n + 2) as u16;
+            for &p in preds.iter() {
+                let cell = &self.codes[p as usize];
+                let cur = cell.load(Ordering::Relaxed);
+                if cur == 0 || (cur != UNUSED && cur > win && distance(cur) % 2 == 1) {
+                    cell.store(win, Ordering::Relaxed);
+                }
+            }
+            self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
+        } else {
+            // a win at n: one more successor of each predecessor is lost for it
+            for &p in preds.iter() {
+                let pi = p as usize;
+                if is_decided(self.codes[pi].load(Ordering::Relaxed)) {
+                    continue;
+                }
+                let c = &self.counters[pi];
+                if c.load(Ordering::Relaxed) == NEVER_LOST {
+                    continue;
+                }
+                if c.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    self.settle_loss(p, n, moves);
+                }
+            }
+        }
+    }
+
+    /// A position all of whose quiet successors now win for the opponent: it is lost, as
+    /// late as its best successor allows.
+    fn settle_loss(&self, slot: u64, n: u32, moves: &mut MoveList) {
+        let Some(pos) = self.position_at(slot) else {
+            return;
+        };
+        pos.legal_moves_into(moves);
+        let mut worst: u32 = n;
+        for m in moves.iter() {
+            let child = pos.play_unchecked(m);
+            let v = if m.is_conversion() {
+                match self.sub.value(&child) {
+                    Ok(v) => v,
+                    Err(e) => return self.fail(e),
+                }
+            } else {
+                match self.slot_of(&child) {
+                    Some(k) => {
+                        let code = self.codes[k as usize].load(Ordering::Relaxed);
+                        if !is_decided(code) {
+                            return self.fail(GenError::Inconsistent(format!(
+                                "{} counted as lost but {} is undecided",
+                                Fen::from_position(&pos),
+                                Fen::from_position(&child)
+                            )));
+                        }
+                        Value::from_dtm_code(code)
+                    }
+                    None => {
+                        return self.fail(GenError::Inconsistent(format!(
+                            "no index for {}",
+                            Fen::from_position(&child)
+                        )));
+                    }
+                }
+            };
+            match v {
+                Value::Win(d) if d <= n || m.is_conversion() => worst = worst.max(d),
+                _ => {
+                    return self.fail(GenError::Inconsistent(format!(
+                        "{} counted as lost at ply {n} but move {m} gives {v}",
+                        Fen::from_position(&pos)
+                    )));
+                }
+            }
+        }
+        let loss = worst + 1;
+        if loss > MAX_DTM {
+            return self.fail(GenError::TooLong(self.index.material()));
+        }
+        self.codes[slot as usize].store(code_of(Value::Loss(loss)), Ordering::Relaxed);
+        self.max_distance.fetch_max(loss, Ordering::Relaxed);
+    }
+}
+
+/// Generates one table in memory.
+pub fn generate(
+    material: Material,
+    rules: RuleSet,
+    sub: &dyn SubTables,
+    progress: &dyn Progress,
+) -> Result<Generated, GenError> {
+    Generator::new(material, rules, sub, progress).run()
+}

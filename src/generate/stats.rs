@@ -1,0 +1,185 @@
+//! Figures of a generated table, counted over all legal positions with symmetry expanded
+//! (every distinct placement once), so they compare with other tools.
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{Progress, UNUSED};
+use crate::color::Color;
+use crate::fen::Fen;
+use crate::index::TableIndex;
+use crate::position::Position;
+use crate::value::Value;
+
+/// A longest win or loss and one position that has it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Longest {
+    pub plies: u32,
+    pub fen: String,
+}
+
+/// Figures for one side to move.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideStats {
+    pub legal: u64,
+    pub win: u64,
+    pub draw: u64,
+    pub loss: u64,
+    pub longest_win: Option<Longest>,
+    pub longest_loss: Option<Longest>,
+}
+
+/// Figures for both sides to move, in the table's stored colours.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableStats {
+    pub white: SideStats,
+    pub black: SideStats,
+}
+
+impl TableStats {
+    /// The figures with colours exchanged (for the mirror material), FENs mirrored.
+    #[must_use]
+    pub fn mirrored(&self) -> TableStats {
+        let flip = |s: &SideStats| SideStats {
+            longest_win: s.longest_win.as_ref().map(mirror_longest),
+            longest_loss: s.longest_loss.as_ref().map(mirror_longest),
+            ..s.clone()
+        };
+        TableStats {
+            white: flip(&self.black),
+            black: flip(&self.white),
+        }
+    }
+
+    /// The figures of one side to move.
+    #[must_use]
+    pub fn side(&self, turn: Color) -> &SideStats {
+        match turn {
+            Color::White => &self.white,
+            Color::Black => &self.black,
+        }
+    }
+}
+
+fn mirror_longest(l: &Longest) -> Longest {
+    let fen = Position::from_fen(&l.fen)
+        .map(|p| Fen::from_position(&p.swap_colors()).to_string())
+        .unwrap_or_else(|_| l.fen.clone());
+    Longest {
+        plies: l.plies,
+        fen,
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Acc {
+    legal: u64,
+    win: u64,
+    draw: u64,
+    loss: u64,
+    /// (distance, slot) of the longest win and loss; the lowest slot wins ties.
+    longest_win: Option<(u32, u64)>,
+    longest_loss: Option<(u32, u64)>,
+}
+
+fn better(a: Option<(u32, u64)>, b: Option<(u32, u64)>) -> Option<(u32, u64)> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) {
+            y
+        } else {
+            x
+        }),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+impl Acc {
+    fn merge(self, o: Acc) -> Acc {
+        Acc {
+            legal: self.legal + o.legal,
+            win: self.win + o.win,
+            draw: self.draw + o.draw,
+            loss: self.loss + o.loss,
+            longest_win: better(self.longest_win, o.longest_win),
+            longest_loss: better(self.longest_loss, o.longest_loss),
+        }
+    }
+}
+
+/// How many distinct placements the canonical board of an index stands for.
+fn multiplicity(index: &TableIndex, i: u64) -> u64 {
+    if index.material().has_pawns() {
+        return 2;
+    }
+    if index.may_be_mirror(i) {
+        if let Some(board) = index.decode(i) {
+            if board.transform(crate::square::Square::flip_diagonal) == board {
+                return 4;
+            }
+        }
+    }
+    8
+}
+
+/// Counts the figures of a finished table.
+pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) -> TableStats {
+    let n = index.size();
+    progress.begin(&format!("{} statistics", index.material()), 2 * n);
+    let side = |turn: Color| -> SideStats {
+        let base = turn.index() as u64 * n;
+        let acc = (0..n.div_ceil(1 << 16))
+            .into_par_iter()
+            .map(|chunk| {
+                let lo = chunk << 16;
+                let hi = (lo + (1 << 16)).min(n);
+                let mut a = Acc::default();
+                for i in lo..hi {
+                    let code = codes[(base + i) as usize];
+                    if code == UNUSED {
+                        continue;
+                    }
+                    let k = multiplicity(index, i);
+                    a.legal += k;
+                    match Value::from_dtm_code(code) {
+                        Value::Win(d) => {
+                            a.win += k;
+                            a.longest_win = better(a.longest_win, Some((d, i)));
+                        }
+                        Value::Draw => a.draw += k,
+                        Value::Loss(d) => {
+                            a.loss += k;
+                            a.longest_loss = better(a.longest_loss, Some((d, i)));
+                        }
+                    }
+                }
+                progress.advance(hi - lo);
+                a
+            })
+            .reduce(Acc::default, Acc::merge);
+        let fen_of = |i: u64| {
+            let board = index.decode(i).expect("a used index decodes");
+            Fen::from_position(&Position::from_board_unchecked(board, turn)).to_string()
+        };
+        SideStats {
+            legal: acc.legal,
+            win: acc.win,
+            draw: acc.draw,
+            loss: acc.loss,
+            longest_win: acc.longest_win.map(|(d, i)| Longest {
+                plies: d,
+                fen: fen_of(i),
+            }),
+            longest_loss: acc.longest_loss.map(|(d, i)| Longest {
+                plies: d,
+                fen: fen_of(i),
+            }),
+        }
+    };
+    let stats = TableStats {
+        white: side(Color::White),
+        black: side(Color::Black),
+    };
+    progress.end();
+    stats
+}

@@ -1,0 +1,547 @@
+//! Probing: a directory of table files answering for positions.
+//!
+//! [`Tablebase::open`] only lists the directory; each file is mapped and validated the
+//! first time a position needs it. Positions the rules decide alone (a bare side, K v K,
+//! a finished game) are answered without files. A `Tablebase` is `Send + Sync`: share it
+//! between threads behind an `Arc`.
+//!
+//! Files are named `{MATERIAL}.{RULES}.tbw` (WDL) and `.tbd` (DTM), for example
+//! `KRvKQ.counter-loss.tbd`, with the material in its stored form (the stronger side as
+//! White; `KQvKR` is answered from `KRvKQ` with colours swapped).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::color::Color;
+use crate::fen::Fen;
+use crate::format::{FormatError, Metric, TableFile};
+use crate::generate::stats::TableStats;
+use crate::index::{INDEX_SCHEME, TableIndex};
+use crate::material::Material;
+use crate::position::Position;
+use crate::rules::{EndReason, RuleSet};
+use crate::value::{Value, Wdl};
+
+pub use crate::generate::stats::{Longest, SideStats};
+
+/// Most men a table may have.
+pub const MAX_MEN: u32 = 6;
+
+/// File extension of WDL tables.
+pub const WDL_EXT: &str = "tbw";
+/// File extension of DTM tables.
+pub const DTM_EXT: &str = "tbd";
+
+/// The path of a table file.
+#[must_use]
+pub fn table_path(dir: &Path, material: Material, rules: RuleSet, metric: Metric) -> PathBuf {
+    let ext = match metric {
+        Metric::Wdl => WDL_EXT,
+        Metric::Dtm => DTM_EXT,
+    };
+    dir.join(format!("{}.{}.{ext}", material.normalized(), rules.slug()))
+}
+
+/// Why a probe failed.
+#[derive(Debug)]
+pub enum ProbeError {
+    /// No table for this material and rule set in the directory.
+    MissingTable { material: Material, rules: RuleSet },
+    /// The file could not be read.
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is damaged, of another format version, or of another rule set.
+    Corrupt { path: PathBuf, message: String },
+    /// More men than any table holds.
+    TooManyMen { men: u32 },
+}
+
+impl fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProbeError::MissingTable { material, rules } => {
+                let flag = if *rules == RuleSet::default() {
+                    String::new()
+                } else {
+                    format!(" --rules {rules}")
+                };
+                write!(
+                    f,
+                    "missing table {material} for rules {rules}: generate it with `shatranj-tb generate {material}{flag}`"
+                )
+            }
+            ProbeError::Io { path, source } => {
+                write!(f, "cannot read table {}: {source}", path.display())
+            }
+            ProbeError::Corrupt { path, message } => {
+                write!(f, "damaged table {}: {message}", path.display())
+            }
+            ProbeError::TooManyMen { men } => {
+                write!(f, "position has {men} men; tables hold at most {MAX_MEN}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProbeError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<FormatError> for ProbeError {
+    fn from(e: FormatError) -> ProbeError {
+        match e {
+            FormatError::Io { path, source } => ProbeError::Io { path, source },
+            other => ProbeError::Corrupt {
+                path: other.path().to_path_buf(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// One legal move and what it leads to, from the probed side's point of view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveValue {
+    /// UCI notation (`e7e8q` for a promotion).
+    pub uci: String,
+    /// The probed side's result if it plays this move.
+    pub value: Value,
+}
+
+/// The answer for one position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeResult {
+    pub fen: String,
+    /// The material as on the board (White's pieces first).
+    pub material: Material,
+    pub rules: RuleSet,
+    /// The value for the side to move.
+    pub value: Value,
+    /// How the game ended, if it has.
+    pub end: Option<EndReason>,
+    /// Every legal move with its value, best first (empty once the game has ended).
+    pub moves: Vec<MoveValue>,
+}
+
+impl ProbeResult {
+    #[must_use]
+    pub fn wdl(&self) -> Wdl {
+        self.value.wdl()
+    }
+
+    #[must_use]
+    pub fn dtm(&self) -> Option<u32> {
+        self.value.dtm()
+    }
+
+    /// The best move, if the game goes on.
+    #[must_use]
+    pub fn best_move(&self) -> Option<&MoveValue> {
+        self.moves.first()
+    }
+
+    /// Every move that keeps the position's value.
+    pub fn best_moves(&self) -> impl Iterator<Item = &MoveValue> {
+        self.moves.iter().filter(|m| m.value == self.value)
+    }
+}
+
+/// One move of an optimal line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineStep {
+    pub uci: String,
+    /// The position after the move.
+    pub fen: String,
+    /// The value for the side to move after the move.
+    pub value: Value,
+    /// How the game ended with this move, if it did.
+    pub end: Option<EndReason>,
+}
+
+/// The figures of one table, as `info` prints them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableInfo {
+    /// As asked for (White's pieces first), whichever way it is stored.
+    pub material: Material,
+    pub rules: RuleSet,
+    pub wdl_bytes: u64,
+    pub dtm_bytes: u64,
+    pub white: SideStats,
+    pub black: SideStats,
+}
+
+struct Slot {
+    index: TableIndex,
+    wdl: OnceLock<TableFile>,
+    dtm: OnceLock<TableFile>,
+}
+
+/// A directory of tables for one rule set.
+pub struct Tablebase {
+    dir: PathBuf,
+    rules: RuleSet,
+    slots: HashMap<Material, Slot>,
+    cache_bytes: Option<usize>,
+}
+
+impl fmt::Debug for Tablebase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tablebase")
+            .field("dir", &self.dir)
+            .field("rules", &self.rules)
+            .field("tables", &self.slots.len())
+            .finish()
+    }
+}
+
+impl Tablebase {
+    /// Lists the tables of `rules` in `dir` (a missing directory holds no tables). Files
+    /// are opened when first needed.
+    pub fn open(dir: impl AsRef<Path>, rules: RuleSet) -> Result<Tablebase, ProbeError> {
+        let dir = dir.as_ref().to_path_buf();
+        let mut tb = Tablebase {
+            dir,
+            rules,
+            slots: HashMap::new(),
+            cache_bytes: None,
+        };
+        tb.rescan()?;
+        Ok(tb)
+    }
+
+    /// Lists the directory again (after tables were generated).
+    pub fn rescan(&mut self) -> Result<(), ProbeError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => {
+                return Err(ProbeError::Io {
+                    path: self.dir.clone(),
+                    source,
+                });
+            }
+        };
+        let suffix = format!(".{}.{DTM_EXT}", self.rules.slug());
+        for entry in entries {
+            let entry = entry.map_err(|source| ProbeError::Io {
+                path: self.dir.clone(),
+                source,
+            })?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(stem) = name.strip_suffix(&suffix) else {
+                continue;
+            };
+            let Ok(material) = stem.parse::<Material>() else {
+                continue;
+            };
+            if material != material.normalized()
+                || material.is_decided_by_rules()
+                || material.men() > MAX_MEN
+                || self.slots.contains_key(&material)
+            {
+                continue;
+            }
+            self.slots.insert(
+                material,
+                Slot {
+                    index: TableIndex::new(material),
+                    wdl: OnceLock::new(),
+                    dtm: OnceLock::new(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Bounds the decompressed-block cache of each table file opened from now on.
+    pub fn set_cache_bytes(&mut self, bytes: usize) {
+        self.cache_bytes = Some(bytes);
+    }
+
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    #[must_use]
+    pub fn rules(&self) -> RuleSet {
+        self.rules
+    }
+
+    /// The materials with a table here, in stored form, in dependency order.
+    #[must_use]
+    pub fn materials(&self) -> Vec<Material> {
+        Material::dependency_order(self.slots.keys().copied().collect())
+    }
+
+    /// Whether a table for `material` (either colour orientation) is here.
+    #[must_use]
+    pub fn has_table(&self, material: Material) -> bool {
+        self.slots.contains_key(&material.normalized())
+    }
+
+    fn file<'a>(
+        &self,
+        slot: &'a Slot,
+        material: Material,
+        metric: Metric,
+    ) -> Result<&'a TableFile, ProbeError> {
+        let cell = match metric {
+            Metric::Wdl => &slot.wdl,
+            Metric::Dtm => &slot.dtm,
+        };
+        if let Some(f) = cell.get() {
+            return Ok(f);
+        }
+        let path = table_path(&self.dir, material, self.rules, metric);
+        let file = match self.cache_bytes {
+            Some(bytes) => TableFile::open_with_cache(&path, bytes),
+            None => TableFile::open(&path),
+        }
+        .map_err(|e| match e {
+            FormatError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ProbeError::MissingTable {
+                    material,
+                    rules: self.rules,
+                }
+            }
+            other => other.into(),
+        })?;
+        let meta = file.meta();
+        let corrupt = |message: String| ProbeError::Corrupt {
+            path: path.clone(),
+            message,
+        };
+        if meta.metric != metric {
+            return Err(corrupt(format!(
+                "holds {:?} values, not {metric:?}",
+                meta.metric
+            )));
+        }
+        if meta.rules_code != self.rules.code() {
+            let theirs = RuleSet::from_code(meta.rules_code).map_or_else(
+                || format!("unknown code {}", meta.rules_code),
+                |r| r.to_string(),
+            );
+            return Err(corrupt(format!(
+                "wrong rule set: the file was generated for {theirs}, not {}",
+                self.rules
+            )));
+        }
+        if meta.material != material.to_string() {
+            return Err(corrupt(format!(
+                "holds material {}, not {material}",
+                meta.material
+            )));
+        }
+        if meta.index_scheme != INDEX_SCHEME || file.len() != 2 * slot.index.size() {
+            return Err(corrupt(format!(
+                "index scheme {} with {} values, expected scheme {INDEX_SCHEME} with {}",
+                meta.index_scheme,
+                file.len(),
+                2 * slot.index.size()
+            )));
+        }
+        let _ = cell.set(file);
+        Ok(cell.get().expect("just set"))
+    }
+
+    /// The table slot, the stored material and the slot number of a position that needs a
+    /// table.
+    fn locate(&self, pos: &Position) -> Result<(&Slot, Material, u64), ProbeError> {
+        let m = Material::from_board(pos.board());
+        if m.men() > MAX_MEN {
+            return Err(ProbeError::TooManyMen { men: m.men() });
+        }
+        let stored = m.normalized();
+        let slot = self.slots.get(&stored).ok_or(ProbeError::MissingTable {
+            material: m,
+            rules: self.rules,
+        })?;
+        let pos = if m.is_mirrored_form() {
+            pos.swap_colors()
+        } else {
+            *pos
+        };
+        let i = slot
+            .index
+            .encode(pos.board())
+            .expect("a legal position of the table's material has an index");
+        Ok((
+            slot,
+            stored,
+            pos.turn().index() as u64 * slot.index.size() + i,
+        ))
+    }
+
+    /// The value (WDL and DTM) of a position for the side to move.
+    pub fn value(&self, pos: &Position) -> Result<Value, ProbeError> {
+        if let Some(v) = Value::of_decided(pos, self.rules) {
+            return Ok(v);
+        }
+        let (slot, stored, s) = self.locate(pos)?;
+        let file = self.file(slot, stored, Metric::Dtm)?;
+        let code = file.get(s)?;
+        if code == crate::format::UNUSED || Value::from_dtm_code(code).to_dtm_code() != Some(code) {
+            return Err(ProbeError::Corrupt {
+                path: file.path().to_path_buf(),
+                message: format!("value code {code} at index {s} is not a value"),
+            });
+        }
+        Ok(Value::from_dtm_code(code))
+    }
+
+    /// Win, draw or loss for the side to move, from the (smaller) WDL file.
+    pub fn wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        if let Some(v) = Value::of_decided(pos, self.rules) {
+            return Ok(v.wdl());
+        }
+        let (slot, stored, s) = self.locate(pos)?;
+        let file = self.file(slot, stored, Metric::Wdl)?;
+        match file.get(s)? {
+            0 => Ok(Wdl::Loss),
+            1 => Ok(Wdl::Draw),
+            2 => Ok(Wdl::Win),
+            code => Err(ProbeError::Corrupt {
+                path: file.path().to_path_buf(),
+                message: format!("WDL code {code} at index {s} is not a value"),
+            }),
+        }
+    }
+
+    /// The value, how the game ended (if it has) and every legal move with its value.
+    pub fn probe(&self, pos: &Position) -> Result<ProbeResult, ProbeError> {
+        let value = self.value(pos)?;
+        let end = pos.outcome(self.rules).map(|o| o.reason());
+        let mut moves = Vec::new();
+        if end.is_none() {
+            for m in pos.legal_moves().iter() {
+                let child = pos.play_unchecked(m);
+                moves.push(MoveValue {
+                    uci: m.to_uci(),
+                    value: self.value(&child)?.parent(),
+                });
+            }
+            moves.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.uci.cmp(&b.uci)));
+        }
+        Ok(ProbeResult {
+            fen: Fen::from_position(pos).to_string(),
+            material: Material::from_board(pos.board()),
+            rules: self.rules,
+            value,
+            end,
+            moves,
+        })
+    }
+
+    /// An optimal line from `pos` to the end of the game: the winner hurries, the loser
+    /// delays. Empty for a draw or a finished game.
+    pub fn line(&self, pos: &Position) -> Result<Vec<LineStep>, ProbeError> {
+        let mut line = Vec::new();
+        let mut pos = *pos;
+        let mut value = self.value(&pos)?;
+        while value != Value::Draw && pos.outcome(self.rules).is_none() {
+            let mut best: Option<(Value, crate::position::Move, Position)> = None;
+            for m in pos.legal_moves().iter() {
+                let child = pos.play_unchecked(m);
+                let v = self.value(&child)?;
+                if best
+                    .as_ref()
+                    .is_none_or(|(b, _, _)| v.parent() > b.parent())
+                {
+                    best = Some((v, *m, child));
+                }
+            }
+            let Some((v, m, child)) = best else { break };
+            if v.parent() != value {
+                return Err(ProbeError::Corrupt {
+                    path: self.dir.clone(),
+                    message: format!(
+                        "the best move in {} gives {}, not the position's {value}",
+                        Fen::from_position(&pos),
+                        v.parent()
+                    ),
+                });
+            }
+            line.push(LineStep {
+                uci: m.to_uci(),
+                fen: Fen::from_position(&child).to_string(),
+                value: v,
+                end: child.outcome(self.rules).map(|o| o.reason()),
+            });
+            pos = child;
+            value = v;
+        }
+        Ok(line)
+    }
+
+    /// The figures of one table, for `material` as written (White's pieces first).
+    pub fn table_info(&self, material: Material) -> Result<TableInfo, ProbeError> {
+        let stored = material.normalized();
+        let slot = self.slots.get(&stored).ok_or(ProbeError::MissingTable {
+            material,
+            rules: self.rules,
+        })?;
+        let dtm = self.file(slot, stored, Metric::Dtm)?;
+        let wdl = self.file(slot, stored, Metric::Wdl)?;
+        let stats: TableStats =
+            serde_json::from_slice(&dtm.meta().extra).map_err(|e| ProbeError::Corrupt {
+                path: dtm.path().to_path_buf(),
+                message: format!("statistics unreadable: {e}"),
+            })?;
+        let stats = if material.is_mirrored_form() {
+            stats.mirrored()
+        } else {
+            stats
+        };
+        Ok(TableInfo {
+            material,
+            rules: self.rules,
+            wdl_bytes: wdl.file_len(),
+            dtm_bytes: dtm.file_len(),
+            white: stats.side(Color::White).clone(),
+            black: stats.side(Color::Black).clone(),
+        })
+    }
+
+    /// The figures of every table here.
+    pub fn tables(&self) -> Result<Vec<TableInfo>, ProbeError> {
+        self.materials()
+            .into_iter()
+            .map(|m| self.table_info(m))
+            .collect()
+    }
+
+    /// Opens both files of a table now and checks every block of each (for `verify`).
+    pub fn check_files(&self, material: Material) -> Result<(), ProbeError> {
+        let stored = material.normalized();
+        let slot = self.slots.get(&stored).ok_or(ProbeError::MissingTable {
+            material,
+            rules: self.rules,
+        })?;
+        self.file(slot, stored, Metric::Wdl)?.verify_blocks()?;
+        self.file(slot, stored, Metric::Dtm)?.verify_blocks()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn send_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Tablebase>();
+    }
+}

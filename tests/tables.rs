@@ -1,0 +1,170 @@
+//! Table files end to end: generation into a directory, probing from the files, verify,
+//! determinism and damage.
+
+#[path = "support/tables.rs"]
+mod support_tables;
+
+use rayon::prelude::*;
+use shatranj_tb::generate::NoProgress;
+use shatranj_tb::generate::files::{TableOutcome, generate_into, paths, verify};
+use shatranj_tb::index::TableIndex;
+use shatranj_tb::probe::{ProbeError, Tablebase};
+use shatranj_tb::{Color, Material, Position, RuleSet, Value};
+use support_tables::default_tables;
+
+fn generated(dir: &std::path::Path, material: &str) -> Vec<TableOutcome> {
+    generate_into(
+        dir,
+        &[material.parse().unwrap()],
+        RuleSet::default(),
+        &NoProgress,
+        |_| {},
+    )
+    .unwrap()
+}
+
+#[test]
+fn files_answer_like_the_generator() {
+    let mut memory = shatranj_tb::generate::memory::MemoryTables::new(RuleSet::default());
+    let table = memory.generate("KQvKQ".parse().unwrap()).unwrap().clone();
+    let tb = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let index = TableIndex::new(table.material);
+    let n = index.size();
+    let checked: u64 = (0..2 * n)
+        .into_par_iter()
+        .map(|slot| {
+            let turn = if slot < n { Color::White } else { Color::Black };
+            let i = slot % n;
+            let Some(want) = table.value_at(turn, i) else {
+                return 0;
+            };
+            let pos = Position::from_board(index.decode(i).unwrap(), turn).unwrap();
+            assert_eq!(tb.value(&pos).unwrap(), want, "{pos:?}");
+            assert_eq!(tb.wdl(&pos).unwrap(), want.wdl(), "{pos:?}");
+            1
+        })
+        .sum();
+    assert!(checked > 1_000_000, "{checked}");
+
+    let diamond = Position::from_fen("8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1").unwrap();
+    let probe = tb.probe(&diamond).unwrap();
+    assert_eq!(probe.value, Value::Win(39));
+    assert_eq!(probe.best_move().unwrap().value, Value::Win(39));
+    let line = tb.line(&diamond).unwrap();
+    assert_eq!(line.len(), 39);
+    assert!(line.last().unwrap().end.is_some());
+
+    // the mirror material is answered from the same table
+    let info = tb.table_info("KQvKQ".parse().unwrap()).unwrap();
+    let longest = info.white.longest_win.as_ref().unwrap();
+    assert!(longest.plies >= 39);
+    let p = Position::from_fen(&longest.fen).unwrap();
+    assert_eq!(tb.value(&p).unwrap(), Value::Win(longest.plies));
+    assert_eq!(
+        info.white.legal,
+        info.white.win + info.white.draw + info.white.loss
+    );
+}
+
+#[test]
+fn regeneration_is_byte_identical_and_existing_tables_are_kept() {
+    let a = tempfile::tempdir().unwrap();
+    generated(a.path(), "KRvKN");
+    let m: Material = "KRvKN".parse().unwrap();
+    let (wa, da) = paths(a.path(), m, RuleSet::default());
+    let (wb, db) = paths(default_tables(), m, RuleSet::default());
+    assert_eq!(std::fs::read(&wa).unwrap(), std::fs::read(&wb).unwrap());
+    assert_eq!(std::fs::read(&da).unwrap(), std::fs::read(&db).unwrap());
+    let again = generated(a.path(), "KRvKN");
+    assert!(matches!(again.last(), Some(TableOutcome::Kept(_))));
+    // no temporary files are left behind
+    let names: Vec<_> = std::fs::read_dir(a.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn damaged_and_foreign_files_give_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let m: Material = "KNvKB".parse().unwrap();
+    let (wdl, dtm) = paths(dir.path(), m, RuleSet::default());
+    let (wdl0, dtm0) = paths(default_tables(), m, RuleSet::default());
+    std::fs::copy(wdl0, &wdl).unwrap();
+    std::fs::copy(dtm0, &dtm).unwrap();
+    let pos = Position::from_fen("8/8/3k4/8/2b5/8/8/KN6 w").unwrap();
+
+    // a file of another rule set under this rule set's name
+    let immediate: RuleSet = "bare-king=immediate".parse().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    generate_into(other.path(), &[m], immediate, &NoProgress, |_| {}).unwrap();
+    let (_, foreign) = paths(other.path(), m, immediate);
+    std::fs::copy(&foreign, &dtm).unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let e = tb.value(&pos).unwrap_err();
+    assert!(matches!(e, ProbeError::Corrupt { .. }), "{e}");
+    assert!(e.to_string().contains("wrong rule set"), "{e}");
+
+    // truncated
+    let bytes = std::fs::read(&wdl).unwrap();
+    std::fs::write(&wdl, &bytes[..bytes.len() / 2]).unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let e = tb.wdl(&pos).unwrap_err();
+    assert!(e.to_string().contains(&wdl.display().to_string()), "{e}");
+
+    // missing
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let e = tb
+        .value(&Position::from_fen("8/8/3k4/8/2r5/8/8/KR6 w").unwrap())
+        .unwrap_err();
+    assert!(matches!(e, ProbeError::MissingTable { .. }));
+    assert!(e.to_string().contains("shatranj-tb generate KRvKR"), "{e}");
+}
+
+#[test]
+fn every_table_up_to_four_men_verifies() {
+    let tb = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let materials = tb.materials();
+    assert_eq!(materials.len(), 15);
+    for m in materials {
+        let report = verify(&tb, m, &NoProgress).unwrap();
+        assert_eq!(report.mismatch_count, 0, "{m}: {:?}", report.mismatches);
+        assert!(report.checked > 1_000_000, "{m}: {}", report.checked);
+    }
+    // rook v ferz: White to move never loses
+    let info = tb.table_info("KRvKQ".parse().unwrap()).unwrap();
+    assert_eq!(info.white.loss, 0);
+    assert!(info.white.win > 10_000_000);
+    // and the other way round, from the same file
+    let mirror = tb.table_info("KQvKR".parse().unwrap()).unwrap();
+    assert_eq!(mirror.black.loss, 0);
+    assert_eq!(mirror.black.win, info.white.win);
+}
+
+/// `tables/MANIFEST` lists the CRC-32 of every file of the default set: regenerating the
+/// set must give the same bytes.
+#[test]
+fn default_tables_match_the_manifest() {
+    let manifest_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tables/MANIFEST");
+    let manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    let mut listed = 0;
+    for line in manifest
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let mut parts = line.split_whitespace();
+        let (Some(name), Some(size), Some(crc)) = (parts.next(), parts.next(), parts.next()) else {
+            panic!("bad manifest line: {line}");
+        };
+        let bytes = std::fs::read(default_tables().join(name)).unwrap();
+        assert_eq!(bytes.len().to_string(), size, "{name}: size");
+        assert_eq!(
+            format!("{:08x}", crc32fast::hash(&bytes)),
+            crc,
+            "{name}: checksum"
+        );
+        listed += 1;
+    }
+    assert_eq!(listed, 30, "15 tables, two files each");
+}
