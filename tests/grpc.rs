@@ -2,9 +2,11 @@
 //! health, reflection, limits and graceful shutdown.
 //!
 //! Most checks use positions the rules decide (no table files needed, an empty tables
-//! directory). Checks that need generated tables take a tables directory: see
-//! [`start_on_tables`] and the `#[ignore]`d tests at the end, run with
-//! `SHATRANJ_TB_TEST_TABLES=DIR cargo test --test grpc -- --ignored`.
+//! directory). Checks that need tables use the shared generated 4-man set
+//! (`tests/support/tables.rs`) through [`start_on_tables`], which takes any directory.
+
+#[path = "support/tables.rs"]
+mod support_tables;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -549,24 +551,29 @@ async fn shutdown_ends_open_probe_many_streams() {
     task.await.unwrap().unwrap();
 }
 
-// ---- checks that need generated tables ----------------------------------------------
+// ---- checks on generated tables ------------------------------------------------------
 
-fn tables_dir() -> std::path::PathBuf {
-    std::env::var_os("SHATRANJ_TB_TEST_TABLES")
-        .expect("set SHATRANJ_TB_TEST_TABLES to a directory holding table KQvKQ")
-        .into()
+/// The shared 4-man tables (generated on first use, off the async runtime).
+async fn default_tables() -> &'static Path {
+    tokio::task::spawn_blocking(support_tables::default_tables)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
-#[ignore = "needs generated tables: SHATRANJ_TB_TEST_TABLES=DIR"]
 async fn al_suli_diamond_is_a_win_in_39() {
-    let server = start_on_tables(&tables_dir()).await;
+    let server = start_on_tables(default_tables().await).await;
     let mut client = server.client();
     let answer = client.probe(req(AL_SULI)).await.unwrap().into_inner();
     assert_eq!((answer.wdl(), answer.dtm), (pb::Wdl::Win, Some(39)));
     assert_eq!(answer.material, "KQvKQ");
+    assert_eq!(answer.end(), pb::EndReason::Unspecified);
     assert_eq!(answer.best_move, answer.moves[0].uci);
-    assert_eq!(answer.moves[0].dtm, Some(39));
+    assert_eq!(
+        (answer.moves[0].wdl(), answer.moves[0].dtm),
+        (pb::Wdl::Win, Some(39))
+    );
+    assert_eq!(answer.moves.len(), 9);
 
     let line = client
         .line(pb::LineRequest {
@@ -576,14 +583,102 @@ async fn al_suli_diamond_is_a_win_in_39() {
         .await
         .unwrap()
         .into_inner();
+    assert_eq!((line.wdl(), line.dtm), (pb::Wdl::Win, Some(39)));
     assert_eq!(line.steps.len(), 39);
-    assert_ne!(line.steps.last().unwrap().end(), pb::EndReason::Unspecified);
+    assert_eq!(line.steps[0].uci, answer.best_move);
+    let last = line.steps.last().unwrap();
+    assert_ne!(last.end(), pb::EndReason::Unspecified, "{last:?}");
+    assert_eq!((last.wdl(), last.dtm), (pb::Wdl::Loss, Some(0)));
+    server.shutdown().await.unwrap();
+}
 
-    let tables = client
+#[tokio::test]
+async fn list_tables_gives_the_info_figures() {
+    let dir = default_tables().await;
+    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
+    let want = tb.tables().unwrap();
+    let server = start_on_tables(dir).await;
+    let got = server
+        .client()
         .list_tables(pb::ListTablesRequest {})
         .await
         .unwrap()
-        .into_inner();
-    assert!(tables.tables.iter().any(|t| t.material == "KQvKQ"));
+        .into_inner()
+        .tables;
+    assert_eq!(got.len(), want.len());
+    assert!(got.len() >= 15, "{} tables", got.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.material, w.material.to_string());
+        assert_eq!((g.wdl_bytes, g.dtm_bytes), (w.wdl_bytes, w.dtm_bytes));
+        for (gs, ws) in [(&g.white, &w.white), (&g.black, &w.black)] {
+            let gs = gs.as_ref().unwrap();
+            assert_eq!(
+                (gs.legal, gs.win, gs.draw, gs.loss),
+                (ws.legal, ws.win, ws.draw, ws.loss)
+            );
+            assert_eq!(
+                gs.longest_win.as_ref().map(|l| (l.plies, l.fen.clone())),
+                ws.longest_win.as_ref().map(|l| (l.plies, l.fen.clone()))
+            );
+        }
+    }
+    let kqvkq = got.iter().find(|t| t.material == "KQvKQ").unwrap();
+    assert!(kqvkq.white.as_ref().unwrap().longest_win.is_some());
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn probe_many_on_tables_agrees_with_unary_probe() {
+    let server = start_on_tables(default_tables().await).await;
+    let mut client = server.client();
+    let fens = [
+        AL_SULI,
+        "8/8/8/8/8/8/5k2/KR6 w - - 0 1",
+        "garbage",
+        "8/8/8/3k4/8/1KQ5/8/q7 b - - 0 1",
+        "8/8/2k5/8/8/8/8/KN6 b - - 0 1",
+    ];
+    let answers: Vec<_> = client
+        .probe_many(tokio_stream::iter(fens.map(req)))
+        .await
+        .unwrap()
+        .into_inner()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), fens.len());
+    for (fen, a) in fens.iter().zip(&answers) {
+        match (client.probe(req(fen)).await, a.outcome.as_ref().unwrap()) {
+            (Ok(unary), Outcome::Result(streamed)) => assert_eq!(&unary.into_inner(), streamed),
+            (Err(status), Outcome::Error(e)) => {
+                assert_eq!(status.code() as i32, e.code);
+                assert_eq!(status.message(), e.message);
+            }
+            (unary, streamed) => panic!("{fen}: {unary:?} vs {streamed:?}"),
+        }
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn damaged_table_is_data_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let material: shatranj_tb::Material = "KQvKQ".parse().unwrap();
+    let (wdl, dtm) = shatranj_tb::generate::files::paths(dir.path(), material, RuleSet::default());
+    let (wdl0, dtm0) =
+        shatranj_tb::generate::files::paths(default_tables().await, material, RuleSet::default());
+    std::fs::copy(wdl0, &wdl).unwrap();
+    let bytes = std::fs::read(dtm0).unwrap();
+    std::fs::write(&dtm, &bytes[..bytes.len() / 2]).unwrap();
+
+    let server = start_on_tables(dir.path()).await;
+    let status = server.client().probe(req(AL_SULI)).await.unwrap_err();
+    assert_eq!(status.code(), Code::DataLoss, "{status:?}");
+    let name = dtm.file_name().unwrap().to_str().unwrap();
+    assert!(status.message().contains(name), "{status:?}");
+    assert!(
+        !status.message().contains(dir.path().to_str().unwrap()),
+        "the server's directories stay private: {status:?}"
+    );
     server.shutdown().await.unwrap();
 }

@@ -67,11 +67,15 @@ fn probe_message(e: &ProbeError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         ProbeError::Io { path, source } => {
             write!(f, "cannot read table file {}: {source}", file_name(path))
         }
-        ProbeError::Corrupt { path, message } => write!(
-            f,
-            "table file {} is unusable: {message}; rebuild it with `shatranj-tb generate`",
-            file_name(path)
-        ),
+        ProbeError::Corrupt { path, message } => {
+            // The library's message may name the file by its full path: keep the name only.
+            let name = file_name(path);
+            let message = message.replace(&path.display().to_string(), &name);
+            write!(
+                f,
+                "table file {name} is unusable ({message}); rebuild it with `shatranj-tb generate`"
+            )
+        }
         ProbeError::TooManyMen { men } => write!(
             f,
             "the position has {men} men, more than any table of this tablebase holds"
@@ -272,7 +276,7 @@ mod tests {
         let path = PathBuf::from("/srv/secret/tables/KQvKQ.tbw");
         let (code, msg) = code_and_message(ServiceError::Probe(ProbeError::Corrupt {
             path: path.clone(),
-            message: "bad checksum in block 3".into(),
+            message: format!("table file {}: bad checksum in block 3", path.display()),
         }));
         assert_eq!(code, Code::DataLoss);
         assert!(
