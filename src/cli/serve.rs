@@ -1,7 +1,7 @@
 //! `shatranj-tb serve`: the gRPC probe service (see `docs/grpc.md`).
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,21 +10,18 @@ use shatranj_tb::RuleSet;
 use shatranj_tb::probe::Tablebase;
 use shatranj_tb::service::{self, Limits};
 
+use super::common::TablesArgs;
+
 /// Serve probes over gRPC (service shatranj.tablebase.v1.Tablebase, with health and
 /// reflection). Stops on Ctrl-C or SIGTERM after the calls in flight.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Directory of the table files.
-    #[arg(long, env = "SHATRANJ_TB_PATH", default_value = "./tables")]
-    pub tables: PathBuf,
+    #[command(flatten)]
+    pub tables: TablesArgs,
 
     /// Address to listen on (port 0 picks a free port; the address is printed).
-    #[arg(long, default_value = "127.0.0.1:50051")]
+    #[arg(long, default_value = "127.0.0.1:50051", value_name = "ADDR")]
     pub listen: SocketAddr,
-
-    /// Rule set of the tables, e.g. bare-king=counter,stalemate=loss.
-    #[arg(long, default_value_t = RuleSet::default())]
-    pub rules: RuleSet,
 
     /// Probes running at once over the whole server [default: twice the cores].
     #[arg(long, value_name = "N")]
@@ -36,20 +33,19 @@ pub struct ServeArgs {
 }
 
 /// Runs the server, opening the tables with [`Tablebase::open`].
-pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     run_with(args, open_tables)
 }
 
 /// Opens the tables of `dir` under `rules`: the default preparation step.
 pub fn open_tables(dir: &Path, rules: RuleSet) -> anyhow::Result<Tablebase> {
-    Tablebase::open(dir, rules)
-        .with_context(|| format!("cannot open the tables in {}", dir.display()))
+    Tablebase::open(dir, rules).with_context(|| format!("opening tables in {}", dir.display()))
 }
 
 /// Runs the server; `prepare` makes the tables ready (the hook for "generate the default
 /// tables first if missing"). It runs on a blocking thread while the server already
 /// listens, answering health checks with NOT_SERVING and probes with UNAVAILABLE.
-pub fn run_with<F>(args: ServeArgs, prepare: F) -> anyhow::Result<()>
+pub fn run_with<F>(args: &ServeArgs, prepare: F) -> anyhow::Result<()>
 where
     F: FnOnce(&Path, RuleSet) -> anyhow::Result<Tablebase> + Send + 'static,
 {
@@ -72,10 +68,10 @@ where
         eprintln!(
             "shatranj-tb: serving shatranj.tablebase.v1.Tablebase on {addr} \
              (tables {}, rules {})",
-            args.tables.display(),
-            args.rules
+            args.tables.tables.display(),
+            args.tables.rules
         );
-        let (dir, rules) = (args.tables.clone(), args.rules);
+        let (dir, rules) = (args.tables.tables.clone(), args.tables.rules);
         let tables = async move {
             let opened = tokio::task::spawn_blocking(move || prepare(&dir, rules))
                 .await
