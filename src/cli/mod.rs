@@ -15,6 +15,7 @@ mod info;
 mod line;
 mod perft;
 mod probe;
+mod serve;
 mod verify;
 
 use std::fmt;
@@ -64,6 +65,10 @@ pub enum Command {
     /// generator; exits non-zero on any mismatch.
     #[command(after_help = LEGEND)]
     Verify(verify::VerifyArgs),
+    /// Serve probes over gRPC (shatranj.tablebase.v1.Tablebase, with health and
+    /// reflection) until Ctrl-C or SIGTERM.
+    #[command(after_help = LEGEND)]
+    Serve(serve::ServeArgs),
 }
 
 impl Command {
@@ -76,6 +81,7 @@ impl Command {
             Command::Line(args) => line::run(&args),
             Command::Info(args) => info::run(&args),
             Command::Verify(args) => verify::run(&args),
+            Command::Serve(args) => serve::run(&args),
         }
     }
 }
