@@ -10,7 +10,10 @@ use shatranj_tb::RuleSet;
 use shatranj_tb::probe::Tablebase;
 use shatranj_tb::service::{self, Limits};
 
-use super::common::TablesArgs;
+use shatranj_tb::Material;
+use shatranj_tb::generate::files::{TableOutcome, generate_into};
+
+use super::common::{Bars, TablesArgs};
 
 /// Serve probes over gRPC (service shatranj.tablebase.v1.Tablebase, with health and
 /// reflection). Stops on Ctrl-C or SIGTERM after the calls in flight.
@@ -27,14 +30,49 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub max_probes: Option<usize>,
 
+    /// Serve the directory as it is: do not generate the default tables (every table up
+    /// to 4 men) when some are missing.
+    #[arg(long)]
+    pub no_generate: bool,
+
     /// Seconds a call may take before the server cancels it.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub request_timeout: u64,
 }
 
-/// Runs the server, opening the tables with [`Tablebase::open`].
+/// Runs the server. Unless `--no-generate` is given, first makes sure the default table
+/// set (every table up to 4 men) is in the directory, generating what is missing or
+/// damaged, with progress, while health answers NOT_SERVING.
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    run_with(args, open_tables)
+    if args.no_generate {
+        run_with(args, open_tables)
+    } else {
+        run_with(args, generate_default_then_open)
+    }
+}
+
+/// Generates the missing tables of the default set, then opens the directory.
+pub fn generate_default_then_open(dir: &Path, rules: RuleSet) -> anyhow::Result<Tablebase> {
+    let bars = Bars::new();
+    let mut written = 0;
+    generate_into(dir, &Material::all_with_tables(4), rules, &bars, |o| {
+        if let TableOutcome::Written { table, .. } = o {
+            written += 1;
+            bars.println(&format!(
+                "shatranj-tb: generated {} in {:.1} s",
+                table.material, table.seconds
+            ));
+        }
+    })
+    .with_context(|| format!("generating the default tables in {}", dir.display()))?;
+    bars.finish();
+    if written > 0 {
+        eprintln!(
+            "shatranj-tb: {written} tables generated in {}",
+            dir.display()
+        );
+    }
+    open_tables(dir, rules)
 }
 
 /// Opens the tables of `dir` under `rules`: the default preparation step.

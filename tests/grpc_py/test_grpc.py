@@ -72,7 +72,7 @@ class Server:
     def __init__(self, tables):
         binary = os.environ.get("SHATRANJ_TB_BIN", str(ROOT / "target/release/shatranj-tb"))
         self.proc = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--tables", str(tables)],
+            [binary, "serve", "--listen", "127.0.0.1:0", "--tables", str(tables), "--no-generate"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
