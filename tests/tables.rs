@@ -75,6 +75,12 @@ fn regeneration_is_byte_identical_and_existing_tables_are_kept() {
     let (wb, db) = paths(default_tables(), m, RuleSet::default());
     assert_eq!(std::fs::read(&wa).unwrap(), std::fs::read(&wb).unwrap());
     assert_eq!(std::fs::read(&da).unwrap(), std::fs::read(&db).unwrap());
+    // a temporary file left by an interrupted generation (a process that no longer runs)
+    std::fs::write(
+        a.path().join(".KRvKN.counter-loss.tbd.tmp.999999999.0"),
+        b"half",
+    )
+    .unwrap();
     let again = generated(a.path(), "KRvKN");
     assert!(matches!(again.last(), Some(TableOutcome::Kept(_))));
     // no temporary files are left behind

@@ -71,6 +71,37 @@ pub fn table_checks_out(tb: &Tablebase, material: Material) -> bool {
     tb.has_table(material) && tb.check_files(material).is_ok()
 }
 
+/// Removes temporary files that an interrupted generation left behind (`.NAME.tmp.PID.N`,
+/// written by a process that no longer runs). Tables are only ever renamed into place
+/// complete, so these were never tables.
+fn remove_stale_temporaries(dir: &Path) {
+    // Whether a process runs is read from /proc; elsewhere nothing is removed.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with('.') {
+            continue;
+        }
+        let mut parts = name.rsplit('.');
+        let (Some(_n), Some(pid), Some("tmp")) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        if !alive {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Generates `materials` (and every table they depend on) into `dir`, keeping tables
 /// that are there and check out. Calls `report` after each table.
 pub fn generate_into(
@@ -89,6 +120,7 @@ pub fn generate_into(
         }
     }
     let todo = Material::dependency_order(todo);
+    remove_stale_temporaries(dir);
     let mut tb = Tablebase::open(dir, rules).map_err(|e| GenError::SubTable(e.to_string()))?;
     let mut outcomes = Vec::new();
     for m in todo {
