@@ -96,17 +96,29 @@ impl RuleSet {
     /// A short name usable in file names: `counter-loss`, `immediate-draw`, ...
     #[must_use]
     pub fn slug(self) -> String {
-        format!(
-            "{}-{}",
-            match self.bare_king {
-                BareKing::Counter => "counter",
-                BareKing::Immediate => "immediate",
-            },
-            match self.stalemate {
-                Stalemate::Loss => "loss",
-                Stalemate::Draw => "draw",
-            }
-        )
+        format!("{}-{}", self.bare_king.as_str(), self.stalemate.as_str())
+    }
+}
+
+impl BareKing {
+    /// `counter` or `immediate`, as in rule-set strings.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BareKing::Counter => "counter",
+            BareKing::Immediate => "immediate",
+        }
+    }
+}
+
+impl Stalemate {
+    /// `loss` or `draw`, as in rule-set strings.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Stalemate::Loss => "loss",
+            Stalemate::Draw => "draw",
+        }
     }
 }
 
@@ -115,14 +127,8 @@ impl fmt::Display for RuleSet {
         write!(
             f,
             "bare-king={},stalemate={}",
-            match self.bare_king {
-                BareKing::Counter => "counter",
-                BareKing::Immediate => "immediate",
-            },
-            match self.stalemate {
-                Stalemate::Loss => "loss",
-                Stalemate::Draw => "draw",
-            }
+            self.bare_king.as_str(),
+            self.stalemate.as_str()
         )
     }
 }

@@ -1,23 +1,12 @@
 //! `shatranj-tb line FEN`: an optimal line to the end of the game.
 
-use clap::Args;
 use serde_json::json;
 
-use super::common::{TablesArgs, dtm_json, parse_fen};
-use super::probe::{in_words, verdict};
+use super::common::{dtm_json, parse_fen};
+use super::probe::{ProbeArgs, in_words, verdict};
 
-#[derive(Debug, Args)]
-pub struct LineArgs {
-    /// The position: a FEN (at least board and side to move).
-    pub fen: String,
-    #[command(flatten)]
-    pub tables: TablesArgs,
-    /// Print one JSON object.
-    #[arg(long)]
-    pub json: bool,
-}
-
-pub fn run(args: &LineArgs) -> anyhow::Result<()> {
+/// Takes the same arguments as `probe`.
+pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let pos = parse_fen(&args.fen)?;
     let tb = args.tables.open()?;
     let r = tb.probe(&pos)?;

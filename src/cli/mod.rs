@@ -57,7 +57,7 @@ pub enum Command {
     Probe(probe::ProbeArgs),
     /// An optimal line from a position to the end of the game.
     #[command(after_help = LEGEND)]
-    Line(line::LineArgs),
+    Line(probe::ProbeArgs),
     /// The figures of tables: positions, wins, draws, losses, longest wins, file sizes.
     #[command(after_help = LEGEND)]
     Info(info::InfoArgs),
