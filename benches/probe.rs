@@ -51,7 +51,9 @@ fn positions(m: Material, n: usize) -> Vec<Position> {
 
 fn bench_probe(c: &mut Criterion) {
     let (dir, m) = tables();
-    let tb = Tablebase::open(&dir, RuleSet::default()).unwrap();
+    let mut tb = Tablebase::open(&dir, RuleSet::default()).unwrap();
+    // warm means every block decompressed once: room for a whole 5-man DTM table
+    tb.set_cache_bytes(1 << 30);
     let pos = positions(m, 100_000);
     // warm the caches
     for p in &pos {
