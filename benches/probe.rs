@@ -51,9 +51,8 @@ fn positions(m: Material, n: usize) -> Vec<Position> {
 
 fn bench_probe(c: &mut Criterion) {
     let (dir, m) = tables();
-    let mut tb = Tablebase::open(&dir, RuleSet::default()).unwrap();
-    // warm means every block decompressed once: room for a whole 5-man DTM table
-    tb.set_cache_bytes(1 << 30);
+    // the default cache holds a whole 5-man DTM table: warm means every block decompressed
+    let tb = Tablebase::open(&dir, RuleSet::default()).unwrap();
     let pos = positions(m, 100_000);
     // warm the caches
     for p in &pos {

@@ -29,7 +29,12 @@ use crate::value::{Value, Wdl};
 pub use crate::generate::stats::{Longest, SideStats};
 
 /// Most men a table may have.
-pub const MAX_MEN: u32 = 6;
+pub const MAX_MEN: u32 = 5;
+
+/// Default bound on each table file's cache of decompressed blocks: room for a whole
+/// 5-man DTM table (about 240 MB at one byte a position), so random probes stay warm. The
+/// cache fills only with blocks actually probed.
+pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 
 /// File extension of WDL tables.
 pub const WDL_EXT: &str = "tbw";
@@ -192,7 +197,7 @@ pub struct Tablebase {
     dir: PathBuf,
     rules: RuleSet,
     slots: HashMap<Material, Slot>,
-    cache_bytes: Option<usize>,
+    cache_bytes: usize,
 }
 
 impl fmt::Debug for Tablebase {
@@ -214,7 +219,7 @@ impl Tablebase {
             dir,
             rules,
             slots: HashMap::new(),
-            cache_bytes: None,
+            cache_bytes: DEFAULT_CACHE_BYTES,
         };
         tb.rescan()?;
         Ok(tb)
@@ -267,7 +272,7 @@ impl Tablebase {
 
     /// Bounds the decompressed-block cache of each table file opened from now on.
     pub fn set_cache_bytes(&mut self, bytes: usize) {
-        self.cache_bytes = Some(bytes);
+        self.cache_bytes = bytes;
     }
 
     #[must_use]
@@ -306,11 +311,7 @@ impl Tablebase {
             return Ok(f);
         }
         let path = table_path(&self.dir, material, self.rules, metric);
-        let file = match self.cache_bytes {
-            Some(bytes) => TableFile::open_with_cache(&path, bytes),
-            None => TableFile::open(&path),
-        }
-        .map_err(|e| match e {
+        let file = TableFile::open_with_cache(&path, self.cache_bytes).map_err(|e| match e {
             FormatError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 ProbeError::MissingTable {
                     material,
