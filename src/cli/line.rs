@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::common::{dtm_json, parse_fen};
-use super::probe::{ProbeArgs, in_words, verdict};
+use super::probe::{ProbeArgs, in_words, position_json, verdict};
 
 /// Takes the same arguments as `probe`.
 pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
@@ -12,21 +12,21 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let r = tb.probe(&pos)?;
     let line = tb.line(&pos)?;
     if args.json {
-        let out = json!({
-            "fen": r.fen,
-            "material": r.material.to_string(),
-            "rules": r.rules.to_string(),
-            "wdl": r.wdl().as_str(),
-            "dtm": dtm_json(r.value),
-            "end": r.end.map(|e| e.as_str()),
-            "line": line.iter().map(|s| json!({
-                "uci": s.uci,
-                "fen": s.fen,
-                "wdl": s.value.wdl().as_str(),
-                "dtm": dtm_json(s.value),
-                "end": s.end.map(|e| e.as_str()),
-            })).collect::<Vec<_>>(),
-        });
+        let mut out = position_json(&r);
+        out.insert(
+            "line".into(),
+            line.iter()
+                .map(|s| {
+                    json!({
+                        "uci": s.uci,
+                        "fen": s.fen,
+                        "wdl": s.value.wdl().as_str(),
+                        "dtm": dtm_json(s.value),
+                        "end": s.end.map(|e| e.as_str()),
+                    })
+                })
+                .collect(),
+        );
         println!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }

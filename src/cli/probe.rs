@@ -38,20 +38,38 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
 
 /// The `probe --json` object.
 pub fn probe_json(r: &ProbeResult) -> serde_json::Value {
-    json!({
-        "fen": r.fen,
-        "material": r.material.to_string(),
-        "rules": r.rules.to_string(),
-        "wdl": r.wdl().as_str(),
-        "dtm": dtm_json(r.value),
-        "end": r.end.map(|e| e.as_str()),
-        "best_move": r.best_move().map(|m| m.uci.clone()),
-        "moves": r.moves.iter().map(|m| json!({
-            "uci": m.uci,
-            "wdl": m.value.wdl().as_str(),
-            "dtm": dtm_json(m.value),
-        })).collect::<Vec<_>>(),
-    })
+    let mut out = position_json(r);
+    out.insert(
+        "best_move".into(),
+        json!(r.best_move().map(|m| m.uci.clone())),
+    );
+    out.insert(
+        "moves".into(),
+        r.moves
+            .iter()
+            .map(|m| {
+                json!({
+                    "uci": m.uci,
+                    "wdl": m.value.wdl().as_str(),
+                    "dtm": dtm_json(m.value),
+                })
+            })
+            .collect(),
+    );
+    out.into()
+}
+
+/// The fields every answer about a position starts with: fen, material, rules, wdl,
+/// dtm, end.
+pub fn position_json(r: &ProbeResult) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    out.insert("fen".into(), json!(r.fen));
+    out.insert("material".into(), json!(r.material.to_string()));
+    out.insert("rules".into(), json!(r.rules.to_string()));
+    out.insert("wdl".into(), json!(r.wdl().as_str()));
+    out.insert("dtm".into(), dtm_json(r.value));
+    out.insert("end".into(), json!(r.end.map(|e| e.as_str())));
+    out
 }
 
 /// "win in 39 plies", "draw", "loss in 12 plies".
