@@ -201,6 +201,24 @@ impl TableIndex {
         self.kk_count
     }
 
+    /// The slot of an index in a table that keeps White to move (`0..size`), then Black
+    /// to move (`size..2 * size`).
+    #[must_use]
+    pub fn slot(&self, turn: Color, index: u64) -> u64 {
+        turn.index() as u64 * self.size() + index
+    }
+
+    /// The side to move and index of a slot (see [`TableIndex::slot`]).
+    #[must_use]
+    pub fn split_slot(&self, slot: u64) -> (Color, u64) {
+        let n = self.size();
+        if slot < n {
+            (Color::White, slot)
+        } else {
+            (Color::Black, slot - n)
+        }
+    }
+
     /// The board of an index, or `None` if two pieces would share a square.
     #[must_use]
     pub fn decode(&self, index: u64) -> Option<Board> {

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::{GenError, Generated, Progress, SubTables, generate};
-use crate::color::Color;
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
 use crate::index::{INDEX_SCHEME, TableIndex};
@@ -194,11 +193,7 @@ pub fn verify(
             let mut bad = Vec::new();
             let mut bad_count = 0;
             for slot in lo..hi {
-                let (turn, i) = if slot < n {
-                    (Color::White, slot)
-                } else {
-                    (Color::Black, slot - n)
-                };
+                let (turn, i) = index.split_slot(slot);
                 let Some(board) = index.decode(i) else { continue };
                 let Ok(pos) = Position::from_board(board, turn) else {
                     continue;

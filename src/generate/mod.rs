@@ -209,12 +209,7 @@ impl<'a> Generator<'a> {
 
     /// The position at a global slot (side to move and index), if the slot is used.
     fn position_at(&self, slot: u64) -> Option<Position> {
-        let n = self.size();
-        let (turn, i) = if slot < n {
-            (Color::White, slot)
-        } else {
-            (Color::Black, slot - n)
-        };
+        let (turn, i) = self.index.split_slot(slot);
         let board = self.index.decode(i)?;
         let pos = Position::from_board(board, turn).ok()?;
         if self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board) {
@@ -225,12 +220,7 @@ impl<'a> Generator<'a> {
 
     /// The position at a slot already known to be used (it holds a value or a counter).
     fn used_position_at(&self, slot: u64) -> Position {
-        let n = self.size();
-        let (turn, i) = if slot < n {
-            (Color::White, slot)
-        } else {
-            (Color::Black, slot - n)
-        };
+        let (turn, i) = self.index.split_slot(slot);
         let board = self.index.decode(i).expect("a used slot decodes");
         Position::from_board_unchecked(board, turn)
     }
@@ -239,7 +229,7 @@ impl<'a> Generator<'a> {
     #[inline]
     fn slot_of(&self, pos: &Position) -> Option<u64> {
         let i = self.index.encode(pos.board())?;
-        Some(pos.turn().index() as u64 * self.size() + i)
+        Some(self.index.slot(pos.turn(), i))
     }
 
     /// Runs every pass and returns the table.
