@@ -489,9 +489,23 @@ impl Position {
         })
     }
 
+    /// Calls `f` on each legal capture and promotion (the moves that leave the material)
+    /// until it returns false. Returns false if stopped.
+    #[inline]
+    pub fn for_each_conversion(&self, f: impl FnMut(Move) -> bool) -> bool {
+        self.gen_legal_only(self.board.by_color(!self.turn), f)
+    }
+
     /// Calls `f` on each legal move until it returns false. Returns false if stopped.
     #[inline]
-    fn gen_legal(&self, mut f: impl FnMut(Move) -> bool) -> bool {
+    fn gen_legal(&self, f: impl FnMut(Move) -> bool) -> bool {
+        self.gen_legal_only(Bitboard::FULL, f)
+    }
+
+    /// Like [`Position::gen_legal`], for the moves to a square of `to_mask` and the
+    /// promotions only.
+    #[inline]
+    fn gen_legal_only(&self, to_mask: Bitboard, mut f: impl FnMut(Move) -> bool) -> bool {
         let us = self.turn;
         let them = !us;
         let board = &self.board;
@@ -508,7 +522,7 @@ impl Position {
         };
 
         // shah moves: to squares not attacked once the shah has left its square
-        for to in attacks::shah_attacks(shah) & !ours {
+        for to in attacks::shah_attacks(shah) & !ours & to_mask {
             if board.attackers_to(to, them, occ.without(shah)).is_empty()
                 && !f(Move {
                     role: Role::Shah,
@@ -527,8 +541,13 @@ impl Position {
         };
         let last_rank = Bitboard::rank(us.fold(7, 0));
         for role in Role::CAPTURABLE {
+            let mask = if role == Role::Pawn {
+                to_mask | last_rank
+            } else {
+                to_mask
+            };
             for from in ours & board.by_role(role) {
-                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs);
+                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs) & mask;
                 if ctx.pinned.contains(from) {
                     to_set &= attacks::line(shah, from);
                 }

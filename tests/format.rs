@@ -487,21 +487,38 @@ fn wrong_magic_and_future_version() {
     assert!(err.to_string().contains("bad magic"), "{err}");
 
     let mut b = bytes.clone();
-    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    b[8..12].copy_from_slice(&3u32.to_le_bytes());
     fs::write(&p, &b).unwrap();
     let err = TableFile::open(&p).unwrap_err();
     assert!(
         matches!(
             err,
             FormatError::UnsupportedVersion {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
                 ..
             }
         ),
         "{err}"
     );
-    assert!(err.to_string().contains("version 2"), "{err}");
+    assert!(err.to_string().contains("version 3"), "{err}");
+
+    // a file of the previous version (whose WDL values were exact) is refused too
+    let mut b = bytes.clone();
+    b[8..12].copy_from_slice(&1u32.to_le_bytes());
+    fs::write(&p, &b).unwrap();
+    let err = TableFile::open(&p).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            FormatError::UnsupportedVersion {
+                found: 1,
+                supported: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     fs::write(&p, b"").unwrap();
     assert!(matches!(

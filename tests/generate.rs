@@ -170,3 +170,44 @@ fn assert_generator_equals_naive(material: &str, rules: RuleSet) {
 fn generator_equals_naive_solver() {
     assert_generator_equals_naive("KNvKB", RuleSet::default());
 }
+
+/// A WDL file never stores a value above the true one, stores a lower one only where the
+/// position's best capture or promotion gives the true value (checked here with the
+/// forward move generator and the sub-tables, not the generator's own record), and does
+/// so often: it is what keeps WDL files small.
+#[test]
+fn wdl_file_values_are_exact_or_resolved_by_a_conversion() {
+    use shatranj_tb::Wdl;
+    use shatranj_tb::generate::wdl_code;
+    use shatranj_tb::index::TableIndex;
+    let mut tb = MemoryTables::new(RuleSet::default());
+    let material = "KRvKQ".parse().unwrap();
+    let g = tb.generate(material).unwrap().clone();
+    let index = TableIndex::new(material);
+    let file = g.wdl_file_values();
+    let (mut used, mut lowered) = (0u64, 0u64);
+    for (slot, &stored) in file.iter().enumerate() {
+        let (turn, i) = index.split_slot(slot as u64);
+        let Some(exact) = g.value_at(turn, i) else {
+            assert_eq!(stored, u16::MAX, "slot {slot}");
+            continue;
+        };
+        used += 1;
+        let exact_code = wdl_code(exact.wdl());
+        assert!(stored <= exact_code, "slot {slot}: {stored} above {exact}");
+        if stored == exact_code {
+            continue;
+        }
+        lowered += 1;
+        let pos = Position::from_board(index.decode(i).unwrap(), turn).unwrap();
+        let best = pos
+            .legal_moves()
+            .iter()
+            .filter(|m| m.is_conversion())
+            .map(|m| tb.value(&pos.play_unchecked(m)).unwrap().parent().wdl())
+            .max();
+        assert_eq!(best, Some(exact.wdl()), "slot {slot}: {exact}");
+    }
+    assert!(lowered * 20 > used, "{lowered} of {used} lowered");
+    assert!(file.iter().any(|&v| v == wdl_code(Wdl::Loss)));
+}

@@ -170,3 +170,26 @@ fn unplay_checked_refuses_impossible_unmoves() {
         "no double step"
     );
 }
+
+/// The conversion generator the WDL probe searches gives exactly the legal captures and
+/// promotions, in the same order as the full generator.
+#[test]
+fn conversions_are_the_legal_captures_and_promotions() {
+    let mut seen = 0;
+    for pos in positions() {
+        let want: Vec<Move> = pos
+            .legal_moves()
+            .iter()
+            .filter(|m| m.is_conversion())
+            .copied()
+            .collect();
+        let mut got = Vec::new();
+        pos.for_each_conversion(|m| {
+            got.push(m);
+            true
+        });
+        assert_eq!(got, want, "{pos:?}");
+        seen += got.len();
+    }
+    assert!(seen > 3_000, "{seen}");
+}

@@ -11,7 +11,12 @@ use bytemuck::{Pod, Zeroable};
 pub const MAGIC: [u8; 8] = *b"SHTRJTB\0";
 
 /// The format version this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// Version 2: a WDL file may hold, for a position whose best capture or promotion already
+/// achieves its value, a value no better than the true one (the probe searches those
+/// moves). A version-1 reader would take such values as they stand, so it must refuse
+/// these files.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Size in bytes of the fixed header on disk.
 pub const HEADER_LEN: usize = 128;

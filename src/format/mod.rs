@@ -41,12 +41,12 @@
 //! Byte planes for 16-bit symbols made the file 1.3 % smaller and writing 3.5 times
 //! faster. Warm random `get`s run at 5–20 M/s on one core.
 //!
-//! # Byte layout (version 1, all integers little-endian)
+//! # Byte layout (version 2, all integers little-endian)
 //!
 //! | offset | size | field |
 //! |-------:|-----:|-------|
 //! | 0 | 8 | magic `b"SHTRJTB\0"` |
-//! | 8 | 4 | format version (1) |
+//! | 8 | 4 | format version (2) |
 //! | 12 | 4 | header length (128) |
 //! | 16 | 1 | metric (0 = WDL, 1 = DTM) |
 //! | 17 | 1 | rules code |

@@ -58,7 +58,7 @@ pub fn write(dir: &Path, g: &Generated) -> Result<(u64, u64), GenError> {
     } else {
         g.codes.len()
     };
-    let wdl = g.wdl_codes();
+    let wdl = g.wdl_file_values();
     // WDL blocks hold 1 M positions (2 bits each): measured on KRQvKR, 24% smaller than
     // 32 KiB blocks; a cold block still decompresses in well under a millisecond.
     let wdl_options = format::WriteOptions {

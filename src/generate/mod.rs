@@ -106,6 +106,10 @@ pub struct Generated {
     pub rules: RuleSet,
     /// Codes for White to move (`0..size`), then Black to move (`size..2 * size`).
     pub codes: Vec<u16>,
+    /// The result of each slot's best conversion (capture or promotion), for the side to
+    /// move, two bits a slot (slot `s` at bits `2 * (s % 4)` of byte `s / 4`): 0 when it
+    /// has none (or the slot is unused), else 1 + loss 0 / draw 1 / win 2.
+    pub conversions: Vec<u8>,
     pub stats: TableStats,
     pub seconds: f64,
 }
@@ -119,23 +123,58 @@ impl Generated {
         (code != UNUSED).then(|| Value::from_dtm_code(code))
     }
 
-    /// WDL codes (0 loss, 1 draw, 2 win, [`UNUSED`]) for the WDL file.
+    /// The conversion code of a slot (see [`Generated::conversions`]).
     #[must_use]
-    pub fn wdl_codes(&self) -> Vec<u16> {
+    pub fn conversion_at(&self, slot: usize) -> u8 {
+        (self.conversions[slot / 4] >> (2 * (slot % 4))) & 3
+    }
+
+    /// The values of the WDL file, slot by slot: 0 loss, 1 draw, 2 win, [`UNUSED`] for an
+    /// unused slot.
+    ///
+    /// A position whose best conversion (capture or promotion) already achieves its value
+    /// is stored with a value no better than its own, chosen to lengthen runs (the value
+    /// before it, where that is no better): a reader takes the better of the stored value
+    /// and the position's conversions (see [`crate::probe::Tablebase::wdl`]). Such positions are
+    /// many (a hanging piece decides most of them), which makes WDL files far smaller.
+    /// (Looking ahead to the next exact value as well made no measurable difference.)
+    #[must_use]
+    pub fn wdl_file_values(&self) -> Vec<u16> {
+        let mut prev = 0u16;
         self.codes
             .iter()
-            .map(|&c| {
+            .enumerate()
+            .map(|(s, &c)| {
                 if c == UNUSED {
-                    UNUSED
-                } else {
-                    match Value::from_dtm_code(c).wdl() {
-                        Wdl::Loss => 0,
-                        Wdl::Draw => 1,
-                        Wdl::Win => 2,
-                    }
+                    return UNUSED;
                 }
+                let exact = wdl_code(Value::from_dtm_code(c).wdl());
+                let conversion = self.conversion_at(s);
+                let v = if conversion != 0 && u16::from(conversion - 1) == exact {
+                    prev.min(exact)
+                } else {
+                    exact
+                };
+                prev = v;
+                v
             })
             .collect()
+    }
+}
+
+#[inline]
+fn conversion_code(wdl: Wdl) -> u8 {
+    1 + wdl_code(wdl) as u8
+}
+
+/// The code of a WDL value in WDL files: 0 loss, 1 draw, 2 win.
+#[inline]
+#[must_use]
+pub fn wdl_code(wdl: Wdl) -> u16 {
+    match wdl {
+        Wdl::Loss => 0,
+        Wdl::Draw => 1,
+        Wdl::Win => 2,
     }
 }
 
@@ -239,7 +278,7 @@ impl<'a> Generator<'a> {
         self.codes = (0..total).map(|_| AtomicU16::new(0)).collect();
         self.counters = (0..total).map(|_| AtomicU8::new(0)).collect();
 
-        self.seed();
+        let conversions = self.seed();
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
         }
@@ -258,16 +297,19 @@ impl<'a> Generator<'a> {
             material,
             rules: self.rules,
             codes,
+            conversions,
             stats,
             seconds: start.elapsed().as_secs_f64(),
         })
     }
 
-    fn seed(&self) {
+    /// Seeds every slot; returns the best conversion of each, packed (see
+    /// [`Generated::conversions`]).
+    fn seed(&self) -> Vec<u8> {
         let total = 2 * self.size();
         self.progress
             .begin(&format!("{} seed", self.index.material()), total);
-        let max = (0..total.div_ceil(CHUNK))
+        let chunks: Vec<(u32, Vec<u8>)> = (0..total.div_ceil(CHUNK))
             .into_par_iter()
             .map_init(
                 || (MoveList::new(), Vec::with_capacity(64)),
@@ -275,27 +317,49 @@ impl<'a> Generator<'a> {
                     let lo = chunk * CHUNK;
                     let hi = (lo + CHUNK).min(total);
                     let mut max = 0;
+                    let mut packed = vec![0u8; (hi - lo).div_ceil(4) as usize];
                     for slot in lo..hi {
-                        if let Some(d) = self.seed_one(slot, moves, kids) {
+                        let (d, conversion) = self.seed_one(slot, moves, kids);
+                        if let Some(d) = d {
                             max = max.max(d);
                         }
+                        let k = (slot - lo) as usize;
+                        packed[k / 4] |= conversion << (2 * (k % 4));
                     }
                     self.progress.advance(hi - lo);
-                    max
+                    (max, packed)
                 },
             )
-            .max()
-            .unwrap_or(0);
+            .collect();
+        let max = chunks.iter().map(|c| c.0).max().unwrap_or(0);
         self.max_distance.fetch_max(max, Ordering::Relaxed);
         self.progress.end();
+        let mut conversions = Vec::with_capacity(total.div_ceil(4) as usize);
+        for (_, packed) in chunks {
+            conversions.extend_from_slice(&packed);
+        }
+        conversions
     }
 
-    /// Seeds one slot; returns the distance of a (tentative) decided value.
-    fn seed_one(&self, slot: u64, moves: &mut MoveList, kids: &mut Vec<u64>) -> Option<u32> {
+    /// Seeds one slot; returns the distance of a (tentative) decided value and the
+    /// conversion code of the slot (see [`Generated::conversions`]).
+    fn seed_one(&self, slot: u64, moves: &mut MoveList, kids: &mut Vec<u64>) -> (Option<u32>, u8) {
+        let (d, best_conversion) = self.seed_slot(slot, moves, kids);
+        (d, best_conversion.map_or(0, |v| conversion_code(v.wdl())))
+    }
+
+    /// Seeds one slot; returns the distance of a (tentative) decided value and the value
+    /// of the best conversion, if any.
+    fn seed_slot(
+        &self,
+        slot: u64,
+        moves: &mut MoveList,
+        kids: &mut Vec<u64>,
+    ) -> (Option<u32>, Option<Value>) {
         let s = slot as usize;
         let Some(pos) = self.position_at(slot) else {
             self.codes[s].store(UNUSED, Ordering::Relaxed);
-            return None;
+            return (None, None);
         };
         pos.legal_moves_into(moves);
         if moves.is_empty() {
@@ -303,10 +367,10 @@ impl<'a> Generator<'a> {
             let v = Value::of_ended(&pos, self.rules).unwrap_or(Value::Draw);
             if v != Value::Draw {
                 self.codes[s].store(code_of(v), Ordering::Relaxed);
-                return v.dtm();
+                return (v.dtm(), None);
             }
             self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
-            return None;
+            return (None, None);
         }
         let mut best_conversion: Option<Value> = None;
         kids.clear();
@@ -321,7 +385,7 @@ impl<'a> Generator<'a> {
                     Ok(v) => v.parent(),
                     Err(e) => {
                         self.fail(e);
-                        return None;
+                        return (None, None);
                     }
                 };
                 best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
@@ -336,7 +400,7 @@ impl<'a> Generator<'a> {
                             Fen::from_position(&child),
                             Fen::from_position(&pos)
                         )));
-                        return None;
+                        return (None, None);
                     }
                 }
             }
@@ -348,15 +412,15 @@ impl<'a> Generator<'a> {
             Some(v @ Value::Win(d)) => {
                 if d > MAX_DTM {
                     self.fail(GenError::TooLong(self.index.material()));
-                    return None;
+                    return (None, None);
                 }
                 self.codes[s].store(code_of(v), Ordering::Relaxed);
                 self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
-                Some(d)
+                (Some(d), best_conversion)
             }
             Some(Value::Draw) => {
                 self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
-                None
+                (None, best_conversion)
             }
             loss => {
                 if quiet == 0 {
@@ -364,17 +428,17 @@ impl<'a> Generator<'a> {
                     let v = loss.expect("a move exists");
                     if v.dtm().unwrap_or(0) > MAX_DTM {
                         self.fail(GenError::TooLong(self.index.material()));
-                        return None;
+                        return (None, None);
                     }
                     self.codes[s].store(code_of(v), Ordering::Relaxed);
-                    v.dtm()
+                    (v.dtm(), best_conversion)
                 } else {
                     let n = u8::try_from(quiet)
                         .ok()
                         .filter(|&n| n < NEVER_LOST)
                         .expect("fewer than 255 quiet successors");
                     self.counters[s].store(n, Ordering::Relaxed);
-                    None
+                    (None, best_conversion)
                 }
             }
         }

@@ -192,11 +192,38 @@ struct Slot {
     dtm: OnceLock<TableFile>,
 }
 
+/// Hashes materials for the table map: a multiply-and-rotate over the few bytes of a
+/// [`Material`], much cheaper than SipHash on the probe's hot path (the keys are not
+/// chosen by an adversary: they are the tables in a directory).
+#[derive(Clone, Copy, Default)]
+struct BuildMaterialHasher;
+
+impl std::hash::BuildHasher for BuildMaterialHasher {
+    type Hasher = MaterialHasher;
+    fn build_hasher(&self) -> MaterialHasher {
+        MaterialHasher(0)
+    }
+}
+
+struct MaterialHasher(u64);
+
+impl std::hash::Hasher for MaterialHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
+
 /// A directory of tables for one rule set.
 pub struct Tablebase {
     dir: PathBuf,
     rules: RuleSet,
-    slots: HashMap<Material, Slot>,
+    slots: HashMap<Material, Slot, BuildMaterialHasher>,
     cache_bytes: usize,
 }
 
@@ -218,7 +245,7 @@ impl Tablebase {
         let mut tb = Tablebase {
             dir,
             rules,
-            slots: HashMap::new(),
+            slots: HashMap::default(),
             cache_bytes: DEFAULT_CACHE_BYTES,
         };
         tb.rescan()?;
@@ -410,20 +437,55 @@ impl Tablebase {
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.
+    ///
+    /// A WDL file may store, for a position whose best capture or promotion achieves its
+    /// value, any value no better (see [`crate::generate::Generated::wdl_file_values`]);
+    /// so unless the file says "win", the position's conversions are probed too and the
+    /// better result is the answer.
     pub fn wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        self.wdl_below(pos, Wdl::Win)
+    }
+
+    /// The WDL of `pos` if it is below `beta`; otherwise some value at least `beta`
+    /// (an alpha-beta search over conversions, which stops as soon as the answer is known
+    /// to be at least `beta`).
+    fn wdl_below(&self, pos: &Position, beta: Wdl) -> Result<Wdl, ProbeError> {
         if let Some(v) = Value::of_decided(pos, self.rules) {
             return Ok(v.wdl());
         }
         let (slot, stored, s) = self.locate(pos)?;
         let file = self.file(slot, stored, Metric::Wdl)?;
-        match file.get(s)? {
-            0 => Ok(Wdl::Loss),
-            1 => Ok(Wdl::Draw),
-            2 => Ok(Wdl::Win),
-            code => Err(ProbeError::Corrupt {
-                path: file.path().to_path_buf(),
-                message: format!("WDL code {code} at index {s} is not a value"),
-            }),
+        let mut best = match file.get(s)? {
+            0 => Wdl::Loss,
+            1 => Wdl::Draw,
+            2 => Wdl::Win,
+            code => {
+                return Err(ProbeError::Corrupt {
+                    path: file.path().to_path_buf(),
+                    message: format!("WDL code {code} at index {s} is not a value"),
+                });
+            }
+        };
+        if best >= beta {
+            return Ok(best);
+        }
+        let mut error = None;
+        pos.for_each_conversion(|m| {
+            // the child's value matters only if it is below the mirror of `best`
+            match self.wdl_below(&pos.play_unchecked(&m), best.flip()) {
+                Ok(v) => {
+                    best = best.max(v.flip());
+                    best < beta
+                }
+                Err(e) => {
+                    error = Some(e);
+                    false
+                }
+            }
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(best),
         }
     }
 
