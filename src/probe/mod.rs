@@ -186,6 +186,15 @@ pub struct TableInfo {
     pub black: SideStats,
 }
 
+/// Whether a lookup may read table files, or answers from memory only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// Open files and decompress blocks as needed.
+    Read,
+    /// Files already open and blocks already cached only; otherwise no answer.
+    Cached,
+}
+
 struct Slot {
     index: TableIndex,
     wdl: OnceLock<TableFile>,
@@ -394,19 +403,47 @@ impl Tablebase {
 
     /// The value (WDL and DTM) of a position for the side to move.
     pub fn value(&self, pos: &Position) -> Result<Value, ProbeError> {
+        Ok(self
+            .value_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::value`] from memory only: `Ok(None)` if the answer needs a table file
+    /// that is not open yet or a block that is not in the cache (see
+    /// [`Tablebase::probe_cached`]).
+    pub fn value_cached(&self, pos: &Position) -> Result<Option<Value>, ProbeError> {
+        self.value_with(pos, Access::Cached)
+    }
+
+    /// The value of a position, or `None` if `access` is [`Access::Cached`] and the
+    /// answer is not in memory.
+    fn value_with(&self, pos: &Position, access: Access) -> Result<Option<Value>, ProbeError> {
         if let Some(v) = Value::of_decided(pos, self.rules) {
-            return Ok(v);
+            return Ok(Some(v));
         }
         let (slot, stored, s) = self.locate(pos)?;
-        let file = self.file(slot, stored, Metric::Dtm)?;
-        let code = file.get(s)?;
+        let (file, code) = match access {
+            Access::Read => {
+                let file = self.file(slot, stored, Metric::Dtm)?;
+                (file, file.get(s)?)
+            }
+            Access::Cached => {
+                let Some(file) = slot.dtm.get() else {
+                    return Ok(None);
+                };
+                let Some(code) = file.get_cached(s)? else {
+                    return Ok(None);
+                };
+                (file, code)
+            }
+        };
         if code == crate::format::UNUSED || Value::from_dtm_code(code).to_dtm_code() != Some(code) {
             return Err(ProbeError::Corrupt {
                 path: file.path().to_path_buf(),
                 message: format!("value code {code} at index {s} is not a value"),
             });
         }
-        Ok(Value::from_dtm_code(code))
+        Ok(Some(Value::from_dtm_code(code)))
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.
@@ -429,27 +466,54 @@ impl Tablebase {
 
     /// The value, how the game ended (if it has) and every legal move with its value.
     pub fn probe(&self, pos: &Position) -> Result<ProbeResult, ProbeError> {
-        let value = self.value(pos)?;
+        Ok(self
+            .probe_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::probe`] from memory only: `Ok(None)` if the answer needs a table file
+    /// that is not open yet or a block that is not in the cache. It never touches the
+    /// disk (no file opened, no page of a mapping read, no block decompressed), so it
+    /// takes microseconds and cannot block on I/O: fit to run on an async runtime, with
+    /// [`Tablebase::probe`] on a blocking thread as the fallback. Errors that need no file
+    /// (a missing table, too many men) are reported as by `probe`.
+    pub fn probe_cached(&self, pos: &Position) -> Result<Option<ProbeResult>, ProbeError> {
+        self.probe_with(pos, Access::Cached)
+    }
+
+    fn probe_with(
+        &self,
+        pos: &Position,
+        access: Access,
+    ) -> Result<Option<ProbeResult>, ProbeError> {
+        let Some(value) = self.value_with(pos, access)? else {
+            return Ok(None);
+        };
         let end = pos.outcome(self.rules).map(|o| o.reason());
         let mut moves = Vec::new();
         if end.is_none() {
-            for m in pos.legal_moves().iter() {
+            let legal = pos.legal_moves();
+            moves.reserve_exact(legal.len());
+            for m in legal.iter() {
                 let child = pos.play_unchecked(m);
+                let Some(v) = self.value_with(&child, access)? else {
+                    return Ok(None);
+                };
                 moves.push(MoveValue {
                     uci: m.to_uci(),
-                    value: self.value(&child)?.parent(),
+                    value: v.parent(),
                 });
             }
             moves.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.uci.cmp(&b.uci)));
         }
-        Ok(ProbeResult {
+        Ok(Some(ProbeResult {
             fen: Fen::from_position(pos).to_string(),
             material: Material::from_board(pos.board()),
             rules: self.rules,
             value,
             end,
             moves,
-        })
+        }))
     }
 
     /// An optimal line from `pos` to the end of the game: the winner hurries, the loser
