@@ -546,7 +546,7 @@ impl Tablebase {
             moves.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.uci.cmp(&b.uci)));
         }
         Ok(Some(ProbeResult {
-            fen: Fen::from_position(pos).to_string(),
+            fen: pos.fen(),
             material: Material::from_board(pos.board()),
             rules: self.rules,
             value,
