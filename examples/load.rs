@@ -42,9 +42,16 @@ struct Args {
     /// 127.0.0.1:0 over this tables directory.
     #[arg(long, value_name = "TABLES_DIR")]
     in_process: Option<PathBuf>,
-    /// Concurrent clients (each its own connection).
+    /// Concurrent clients (each one call at a time, or one `ProbeMany` stream).
     #[arg(long, default_value_t = 8)]
     clients: usize,
+    /// HTTP/2 connections the clients share (client `c` uses connection `c % N`); by
+    /// default one per client.
+    #[arg(long)]
+    connections: Option<usize>,
+    /// Which calls to measure.
+    #[arg(long, value_enum, default_value_t = Mode::Both)]
+    mode: Mode,
     /// Probes per mode (unary, then streamed), split over the clients.
     #[arg(long, default_value_t = 20_000)]
     requests: usize,
@@ -60,9 +67,22 @@ struct Args {
     /// Extra positions to probe (repeatable).
     #[arg(long)]
     fen: Vec<String>,
+    /// Ask for the positions' own values only (`value_only`), not every move's.
+    #[arg(long)]
+    value_only: bool,
     /// Seed for the random positions.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Unary `Probe` calls only.
+    Probe,
+    /// `ProbeMany` streams only.
+    Stream,
+    /// Unary calls, then streams.
+    Both,
 }
 
 /// Positions the rules decide: answered without tables.
@@ -86,7 +106,7 @@ impl Tally {
         }
     }
 
-    fn report(mut self, mode: &str, clients: usize, elapsed: Duration) {
+    fn report(mut self, mode: &str, clients: usize, connections: usize, elapsed: Duration) {
         self.latencies.sort_unstable();
         let n = self.latencies.len();
         let pct = |p: f64| {
@@ -97,7 +117,7 @@ impl Tally {
             self.latencies[i].as_secs_f64() * 1e3
         };
         println!(
-            "{mode:<10} {n:>7} probes, {clients} clients, {:>6.2} s: {:>9.0} probes/s, \
+            "{mode:<10} {n:>7} probes, {clients} clients/{connections} conns, {:>6.2} s: {:>9.0} probes/s, \
              p50 {:.3} ms, p99 {:.3} ms, errors {:?}",
             elapsed.as_secs_f64(),
             n as f64 / elapsed.as_secs_f64(),
@@ -138,9 +158,11 @@ async fn run(args: Args, fens: Vec<String>) -> anyhow::Result<()> {
     let per_client = args.requests.div_ceil(args.clients.max(1));
     let limit = Duration::from_secs(args.max_seconds);
     let window = args.window;
+    let value_only = args.value_only;
 
+    let clients = args.clients.max(1);
     let mut channels = Vec::new();
-    for _ in 0..args.clients.max(1) {
+    for _ in 0..args.connections.unwrap_or(clients).clamp(1, clients) {
         channels.push(
             Channel::from_shared(format!("http://{addr}"))?
                 .connect()
@@ -149,19 +171,27 @@ async fn run(args: Args, fens: Vec<String>) -> anyhow::Result<()> {
         );
     }
 
-    for mode in ["Probe", "ProbeMany"] {
+    let modes: &[&str] = match args.mode {
+        Mode::Probe => &["Probe"],
+        Mode::Stream => &["ProbeMany"],
+        Mode::Both => &["Probe", "ProbeMany"],
+    };
+    for &mode in modes {
         let started = Instant::now();
         let deadline = started + limit;
         let mut tasks = Vec::new();
-        for (c, channel) in channels.iter().enumerate() {
-            let client = TablebaseClient::new(channel.clone());
+        for c in 0..clients {
+            let client = TablebaseClient::new(channels[c % channels.len()].clone());
             let fens = Arc::clone(&fens);
             let offset = c * per_client;
             tasks.push(tokio::spawn(async move {
                 if mode == "Probe" {
-                    unary(client, &fens, offset, per_client, deadline).await
+                    unary(client, &fens, offset, per_client, value_only, deadline).await
                 } else {
-                    streamed(client, fens, offset, per_client, window, deadline).await
+                    streamed(
+                        client, fens, offset, per_client, window, value_only, deadline,
+                    )
+                    .await
                 }
             }));
         }
@@ -169,7 +199,7 @@ async fn run(args: Args, fens: Vec<String>) -> anyhow::Result<()> {
         for t in tasks {
             tally.merge(t.await??);
         }
-        tally.report(mode, channels.len(), started.elapsed());
+        tally.report(mode, clients, channels.len(), started.elapsed());
     }
 
     if let Some((stop, task)) = server {
@@ -180,10 +210,11 @@ async fn run(args: Args, fens: Vec<String>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn request(fens: &[String], i: usize) -> pb::ProbeRequest {
+fn request(fens: &[String], i: usize, value_only: bool) -> pb::ProbeRequest {
     pb::ProbeRequest {
         fen: fens[i % fens.len()].clone(),
-        rules: String::new(),
+        value_only,
+        ..Default::default()
     }
 }
 
@@ -192,6 +223,7 @@ async fn unary(
     fens: &[String],
     offset: usize,
     count: usize,
+    value_only: bool,
     deadline: Instant,
 ) -> anyhow::Result<Tally> {
     let mut tally = Tally::default();
@@ -200,7 +232,7 @@ async fn unary(
             break;
         }
         let sent = Instant::now();
-        let answer = client.probe(request(fens, i)).await;
+        let answer = client.probe(request(fens, i, value_only)).await;
         tally.latencies.push(sent.elapsed());
         if let Err(status) = answer {
             *tally
@@ -220,6 +252,7 @@ async fn streamed(
     offset: usize,
     count: usize,
     window: usize,
+    value_only: bool,
     deadline: Instant,
 ) -> anyhow::Result<Tally> {
     let sent_at = Arc::new(Mutex::new(Vec::with_capacity(count)));
@@ -237,7 +270,7 @@ async fn streamed(
                 };
                 permit.forget();
                 sent_at.lock().expect("stamps").push(Instant::now());
-                if tx.send(request(&fens, i)).await.is_err() {
+                if tx.send(request(&fens, i, value_only)).await.is_err() {
                     break;
                 }
             }

@@ -8,7 +8,7 @@
 //! passant fields, if present, must be `-` (shatranj has neither); the halfmove clock and
 //! move number, if present, must be numbers. `startpos` names the start position.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use crate::board::Board;
 use crate::color::Color;
@@ -209,7 +209,8 @@ impl Fen {
         }
         out.push(' ');
         out.push(self.0.turn.char());
-        out.push_str(&format!(" - - {} {}", self.0.halfmoves, self.0.fullmoves));
+        // Writing into a String cannot fail.
+        let _ = write!(out, " - - {} {}", self.0.halfmoves, self.0.fullmoves);
         out
     }
 }
@@ -229,7 +230,7 @@ impl Position {
     /// The FEN of this position (Fairy-Stockfish letters).
     #[must_use]
     pub fn fen(&self) -> String {
-        Fen::from_position(self).to_string()
+        Fen::from_position(self).write(false)
     }
 }
 

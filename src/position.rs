@@ -106,7 +106,16 @@ impl Move {
     /// UCI notation: `e2e3`, and `e7e8q` for a promotion (`q`, the ferz letter).
     #[must_use]
     pub fn to_uci(&self) -> String {
-        self.to_string()
+        // By hand rather than through `Display`: probes write one per legal move.
+        let mut uci = String::with_capacity(5);
+        for square in [self.from, self.to] {
+            uci.push(char::from(b'a' + square.file() as u8));
+            uci.push(char::from(b'1' + square.rank() as u8));
+        }
+        if self.promotion {
+            uci.push('q');
+        }
+        uci
     }
 
     /// Whether the move captures or promotes, leading to another material.
@@ -715,6 +724,17 @@ mod tests {
 
     fn pos(fen: &str) -> Position {
         Fen::parse(fen).unwrap().into_position().unwrap()
+    }
+
+    #[test]
+    fn uci_is_the_display_form() {
+        let p = pos("8/3P4/8/4k3/8/8/7R/K7 w - - 0 1");
+        let moves = p.legal_moves();
+        assert!(moves.iter().any(|m| m.promotion));
+        for m in moves.iter() {
+            assert_eq!(m.to_uci(), m.to_string());
+        }
+        assert!(moves.iter().any(|m| m.to_uci() == "d7d8q"));
     }
 
     fn moves(fen: &str) -> Vec<String> {

@@ -110,7 +110,7 @@ async fn start_empty() -> (TestServer, tempfile::TempDir) {
 fn req(fen: &str) -> pb::ProbeRequest {
     pb::ProbeRequest {
         fen: fen.to_string(),
-        rules: String::new(),
+        ..Default::default()
     }
 }
 
@@ -230,6 +230,7 @@ async fn requested_rules_are_checked() {
     let with_rules = |rules: &str| pb::ProbeRequest {
         fen: K_V_K.into(),
         rules: rules.into(),
+        ..Default::default()
     };
     client
         .probe(with_rules("bare-king=counter,stalemate=loss"))
@@ -680,5 +681,139 @@ async fn damaged_table_is_data_loss() {
         !status.message().contains(dir.path().to_str().unwrap()),
         "the server's directories stay private: {status:?}"
     );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn value_only_answers_the_value_without_the_moves() {
+    let server = start_on_tables(default_tables().await).await;
+    let mut client = server.client();
+    for fen in [
+        AL_SULI,
+        BARE_BLACK_TO_MOVE,
+        K_V_K,
+        "8/8/2k5/8/8/8/8/KN6 b - - 0 1",
+    ] {
+        let full = client.probe(req(fen)).await.unwrap().into_inner();
+        let value_only = pb::ProbeRequest {
+            value_only: true,
+            ..req(fen)
+        };
+        let short = client.probe(value_only.clone()).await.unwrap().into_inner();
+        let expected = pb::ProbeResponse {
+            best_move: String::new(),
+            moves: Vec::new(),
+            ..full
+        };
+        assert_eq!(short, expected, "{fen}");
+        let streamed = client
+            .probe_many(tokio_stream::iter([value_only]))
+            .await
+            .unwrap()
+            .into_inner()
+            .next()
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(streamed.outcome, Some(Outcome::Result(expected)), "{fen}");
+    }
+    let status = client
+        .probe(pb::ProbeRequest {
+            value_only: true,
+            ..req(ILLEGAL)
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    server.shutdown().await.unwrap();
+}
+
+/// Random legal positions of the tables in `dir` (seeded), a few of each material.
+fn table_positions(dir: &Path, per_material: usize) -> Vec<String> {
+    use rand::{Rng as _, SeedableRng as _};
+    use shatranj_tb::index::TableIndex;
+    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let mut fens = Vec::new();
+    for material in tb.materials() {
+        let index = TableIndex::new(material);
+        let mut found = 0;
+        while found < per_material {
+            let turn = if rng.r#gen::<bool>() {
+                shatranj_tb::Color::White
+            } else {
+                shatranj_tb::Color::Black
+            };
+            let board = index.decode(rng.gen_range(0..index.size()));
+            if let Some(pos) = board.and_then(|b| shatranj_tb::Position::from_board(b, turn).ok()) {
+                fens.push(pos.fen());
+                found += 1;
+            }
+        }
+    }
+    fens
+}
+
+#[tokio::test]
+async fn probe_many_keeps_request_order_across_cold_and_warm_batches() {
+    let dir = default_tables().await;
+    // A fresh server: every table file is still closed, so the first probes of each table
+    // go to the blocking pool while the positions the rules decide and the bad requests
+    // are answered at once; a small window makes many batches.
+    let limits = Limits {
+        stream_window: 5,
+        ..test_limits()
+    };
+    let tables = Arc::new(Tablebase::open(dir, RuleSet::default()).unwrap());
+    let server = start_with(limits, async move { Ok(tables) }).await;
+    let mut client = server.client();
+
+    let others = [
+        K_V_K,
+        "not a fen",
+        BARE_BLACK_TO_MOVE,
+        ILLEGAL,
+        "8/8/8/3k4/8/1KQ5/8/qr6 w - - 0 1", // 5 men: no table here
+    ];
+    let mut requests = Vec::new();
+    for (i, fen) in table_positions(dir, 6).into_iter().enumerate() {
+        requests.push(pb::ProbeRequest {
+            fen,
+            value_only: i % 3 == 2,
+            ..Default::default()
+        });
+        requests.push(req(others[i % others.len()]));
+    }
+    let answers: Vec<_> = client
+        .probe_many(tokio_stream::iter(requests.clone()))
+        .await
+        .unwrap()
+        .into_inner()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), requests.len());
+    let mut codes = std::collections::BTreeSet::new();
+    for (i, (request, a)) in requests.iter().zip(&answers).enumerate() {
+        assert_eq!(a.index, i as u64);
+        assert_eq!(a.request_fen, request.fen);
+        match (
+            client.probe(request.clone()).await,
+            a.outcome.as_ref().unwrap(),
+        ) {
+            (Ok(unary), Outcome::Result(streamed)) => {
+                assert_eq!(&unary.into_inner(), streamed, "{}", request.fen);
+                codes.insert(0);
+            }
+            (Err(status), Outcome::Error(e)) => {
+                assert_eq!(status.code() as i32, e.code);
+                assert_eq!(status.message(), e.message);
+                codes.insert(e.code);
+            }
+            (unary, streamed) => panic!("{}: {unary:?} vs {streamed:?}", request.fen),
+        }
+    }
+    let expected = [0, Code::InvalidArgument as i32, Code::NotFound as i32];
+    assert_eq!(codes, expected.into_iter().collect());
     server.shutdown().await.unwrap();
 }

@@ -174,3 +174,27 @@ fn default_tables_match_the_manifest() {
     }
     assert_eq!(listed, 30, "15 tables, two files each");
 }
+
+#[test]
+fn cached_probes_answer_from_memory_only() {
+    let tb = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let diamond = Position::from_fen("8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1").unwrap();
+    // No file is open yet: no answer without reading.
+    assert_eq!(tb.probe_cached(&diamond).unwrap(), None);
+    assert_eq!(tb.value_cached(&diamond).unwrap(), None);
+    // Positions the rules decide need no file; a missing table needs none to be known.
+    let bare = Position::from_fen("8/8/8/4k3/8/8/7R/K7 b - - 0 1").unwrap();
+    assert_eq!(
+        tb.probe_cached(&bare).unwrap(),
+        Some(tb.probe(&bare).unwrap())
+    );
+    let five = Position::from_fen("8/8/8/3k4/8/1KQ5/8/qr6 w - - 0 1").unwrap();
+    assert!(matches!(
+        tb.probe_cached(&five),
+        Err(ProbeError::MissingTable { .. })
+    ));
+    // Once probed, the blocks are cached: the same answer from memory.
+    let probe = tb.probe(&diamond).unwrap();
+    assert_eq!(tb.probe_cached(&diamond).unwrap(), Some(probe));
+    assert_eq!(tb.value_cached(&diamond).unwrap(), Some(Value::Win(39)));
+}

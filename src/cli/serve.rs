@@ -26,7 +26,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:50051", value_name = "ADDR")]
     pub listen: SocketAddr,
 
-    /// Probes running at once over the whole server [default: twice the cores].
+    /// Probes that read table files (and Line/ListTables calls) running at once on the
+    /// blocking pool [default: twice the cores]; probes answered from memory do not count.
     #[arg(long, value_name = "N")]
     pub max_probes: Option<usize>,
 

@@ -401,12 +401,7 @@ impl TableFile {
     /// panics. A warm hit does not allocate.
     #[inline]
     pub fn get(&self, index: u64) -> Result<u16, FormatError> {
-        if index >= self.len {
-            return Err(self.out_of_range(index));
-        }
-        // index < len <= block_count << block_shift, so the block number fits in u32.
-        let block = (index >> self.block_shift) as u32;
-        let pos = (index & ((1u64 << self.block_shift) - 1)) as usize;
+        let (block, pos) = self.locate(index)?;
         let bits = self.bits;
         let symbol = match self.cache.with(block, |d| decode_symbol(d, pos, bits)) {
             Some(s) => s,
@@ -416,6 +411,36 @@ impl TableFile {
                     .insert_with(block, data, |d| decode_symbol(d, pos, bits))
             }
         };
+        self.value_of(symbol, block, pos)
+    }
+
+    /// The value at `index` if its block is in the cache now, else `Ok(None)`: never reads
+    /// the file (no page fault on the mapping, no decompression), so it cannot block on
+    /// I/O. Err on `index >= len` or a bad symbol, as [`TableFile::get`].
+    #[inline]
+    pub fn get_cached(&self, index: u64) -> Result<Option<u16>, FormatError> {
+        let (block, pos) = self.locate(index)?;
+        let bits = self.bits;
+        match self.cache.with(block, |d| decode_symbol(d, pos, bits)) {
+            Some(symbol) => self.value_of(symbol, block, pos).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The block of `index` and its position in the block.
+    #[inline]
+    fn locate(&self, index: u64) -> Result<(u32, usize), FormatError> {
+        if index >= self.len {
+            return Err(self.out_of_range(index));
+        }
+        // index < len <= block_count << block_shift, so the block number fits in u32.
+        let block = (index >> self.block_shift) as u32;
+        let pos = (index & ((1u64 << self.block_shift) - 1)) as usize;
+        Ok((block, pos))
+    }
+
+    #[inline]
+    fn value_of(&self, symbol: Option<usize>, block: u32, pos: usize) -> Result<u16, FormatError> {
         match symbol.and_then(|s| self.symbols.get(s)) {
             Some(&v) => Ok(v),
             None => Err(self.bad_symbol(block, pos)),

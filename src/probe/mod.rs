@@ -186,17 +186,30 @@ pub struct TableInfo {
     pub black: SideStats,
 }
 
+/// Whether a lookup may read table files, or answers from memory only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// Open files and decompress blocks as needed.
+    Read,
+    /// Files already open and blocks already cached only; otherwise no answer.
+    Cached,
+}
+
 struct Slot {
     index: TableIndex,
     wdl: OnceLock<TableFile>,
     dtm: OnceLock<TableFile>,
 }
 
-/// Hashes materials for the table map: a multiply-and-rotate over the few bytes of a
-/// [`Material`], much cheaper than SipHash on the probe's hot path (the keys are not
-/// chosen by an adversary: they are the tables in a directory).
+/// Hashes a [`Material`] (a dozen small counts) for the table map, which every probe of
+/// every move consults: a multiply-rotate hash (as rustc's FxHash), several times cheaper
+/// than the default SipHash. The keys are the tables of a local directory, not input an
+/// attacker chooses, so flooding resistance is not needed.
 #[derive(Clone, Copy, Default)]
 struct BuildMaterialHasher;
+
+#[derive(Default)]
+struct MaterialHasher(u64);
 
 impl std::hash::BuildHasher for BuildMaterialHasher {
     type Hasher = MaterialHasher;
@@ -205,17 +218,25 @@ impl std::hash::BuildHasher for BuildMaterialHasher {
     }
 }
 
-struct MaterialHasher(u64);
-
 impl std::hash::Hasher for MaterialHasher {
     fn finish(&self) -> u64 {
         self.0
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
         }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
     }
 }
 
@@ -421,19 +442,47 @@ impl Tablebase {
 
     /// The value (WDL and DTM) of a position for the side to move.
     pub fn value(&self, pos: &Position) -> Result<Value, ProbeError> {
+        Ok(self
+            .value_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::value`] from memory only: `Ok(None)` if the answer needs a table file
+    /// that is not open yet or a block that is not in the cache (see
+    /// [`Tablebase::probe_cached`]).
+    pub fn value_cached(&self, pos: &Position) -> Result<Option<Value>, ProbeError> {
+        self.value_with(pos, Access::Cached)
+    }
+
+    /// The value of a position, or `None` if `access` is [`Access::Cached`] and the
+    /// answer is not in memory.
+    fn value_with(&self, pos: &Position, access: Access) -> Result<Option<Value>, ProbeError> {
         if let Some(v) = Value::of_decided(pos, self.rules) {
-            return Ok(v);
+            return Ok(Some(v));
         }
         let (slot, stored, s) = self.locate(pos)?;
-        let file = self.file(slot, stored, Metric::Dtm)?;
-        let code = file.get(s)?;
+        let (file, code) = match access {
+            Access::Read => {
+                let file = self.file(slot, stored, Metric::Dtm)?;
+                (file, file.get(s)?)
+            }
+            Access::Cached => {
+                let Some(file) = slot.dtm.get() else {
+                    return Ok(None);
+                };
+                let Some(code) = file.get_cached(s)? else {
+                    return Ok(None);
+                };
+                (file, code)
+            }
+        };
         if code == crate::format::UNUSED || Value::from_dtm_code(code).to_dtm_code() != Some(code) {
             return Err(ProbeError::Corrupt {
                 path: file.path().to_path_buf(),
                 message: format!("value code {code} at index {s} is not a value"),
             });
         }
-        Ok(Value::from_dtm_code(code))
+        Ok(Some(Value::from_dtm_code(code)))
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.
@@ -491,27 +540,54 @@ impl Tablebase {
 
     /// The value, how the game ended (if it has) and every legal move with its value.
     pub fn probe(&self, pos: &Position) -> Result<ProbeResult, ProbeError> {
-        let value = self.value(pos)?;
+        Ok(self
+            .probe_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::probe`] from memory only: `Ok(None)` if the answer needs a table file
+    /// that is not open yet or a block that is not in the cache. It never touches the
+    /// disk (no file opened, no page of a mapping read, no block decompressed), so it
+    /// takes microseconds and cannot block on I/O: fit to run on an async runtime, with
+    /// [`Tablebase::probe`] on a blocking thread as the fallback. Errors that need no file
+    /// (a missing table, too many men) are reported as by `probe`.
+    pub fn probe_cached(&self, pos: &Position) -> Result<Option<ProbeResult>, ProbeError> {
+        self.probe_with(pos, Access::Cached)
+    }
+
+    fn probe_with(
+        &self,
+        pos: &Position,
+        access: Access,
+    ) -> Result<Option<ProbeResult>, ProbeError> {
+        let Some(value) = self.value_with(pos, access)? else {
+            return Ok(None);
+        };
         let end = pos.outcome(self.rules).map(|o| o.reason());
         let mut moves = Vec::new();
         if end.is_none() {
-            for m in pos.legal_moves().iter() {
+            let legal = pos.legal_moves();
+            moves.reserve_exact(legal.len());
+            for m in legal.iter() {
                 let child = pos.play_unchecked(m);
+                let Some(v) = self.value_with(&child, access)? else {
+                    return Ok(None);
+                };
                 moves.push(MoveValue {
                     uci: m.to_uci(),
-                    value: self.value(&child)?.parent(),
+                    value: v.parent(),
                 });
             }
             moves.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.uci.cmp(&b.uci)));
         }
-        Ok(ProbeResult {
-            fen: Fen::from_position(pos).to_string(),
+        Ok(Some(ProbeResult {
+            fen: pos.fen(),
             material: Material::from_board(pos.board()),
             rules: self.rules,
             value,
             end,
             moves,
-        })
+        }))
     }
 
     /// An optimal line from `pos` to the end of the game: the winner hurries, the loser

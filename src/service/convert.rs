@@ -8,9 +8,9 @@ use std::path::Path;
 use tonic::{Code, Status};
 
 use super::pb;
-use crate::probe::{LineStep, Longest, MoveValue, ProbeError, ProbeResult, SideStats, TableInfo};
+use crate::probe::{LineStep, Longest, ProbeError, ProbeResult, SideStats, TableInfo};
 use crate::rules::ParseRuleSetError;
-use crate::{EndReason, FenError, RuleSet, Value, Wdl};
+use crate::{EndReason, FenError, Material, Position, RuleSet, Value, Wdl};
 
 /// Everything a call can fail with. Turned into a [`Status`] by [`From`], in one place.
 #[derive(Debug)]
@@ -149,26 +149,42 @@ pub fn end_reason(end: Option<EndReason>) -> pb::EndReason {
     }
 }
 
+/// The answer of a probe; takes the result to move its strings rather than copy them.
 #[must_use]
-pub fn move_value(m: &MoveValue) -> pb::MoveValue {
-    pb::MoveValue {
-        uci: m.uci.clone(),
-        wdl: wdl(m.value.wdl()).into(),
-        dtm: m.value.dtm(),
-    }
-}
-
-#[must_use]
-pub fn probe_response(r: &ProbeResult) -> pb::ProbeResponse {
+pub fn probe_response(r: ProbeResult) -> pb::ProbeResponse {
+    let best_move = r.best_move().map(|m| m.uci.clone()).unwrap_or_default();
     pb::ProbeResponse {
-        fen: r.fen.clone(),
         material: r.material.to_string(),
         rules: r.rules.to_string(),
         wdl: wdl(r.value.wdl()).into(),
         dtm: r.value.dtm(),
         end: end_reason(r.end).into(),
-        best_move: r.best_move().map(|m| m.uci.clone()).unwrap_or_default(),
-        moves: r.moves.iter().map(move_value).collect(),
+        best_move,
+        moves: r
+            .moves
+            .into_iter()
+            .map(|m| pb::MoveValue {
+                wdl: wdl(m.value.wdl()).into(),
+                dtm: m.value.dtm(),
+                uci: m.uci,
+            })
+            .collect(),
+        fen: r.fen,
+    }
+}
+
+/// The answer of a `value_only` probe: the position's own value, no moves.
+#[must_use]
+pub fn value_response(pos: &Position, rules: RuleSet, value: Value) -> pb::ProbeResponse {
+    pb::ProbeResponse {
+        fen: pos.fen(),
+        material: Material::from_board(pos.board()).to_string(),
+        rules: rules.to_string(),
+        wdl: wdl(value.wdl()).into(),
+        dtm: value.dtm(),
+        end: end_reason(pos.outcome(rules).map(|o| o.reason())).into(),
+        best_move: String::new(),
+        moves: Vec::new(),
     }
 }
 
@@ -243,7 +259,6 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::Material;
 
     fn code_and_message(e: ServiceError) -> (Code, String) {
         let s = Status::from(e);

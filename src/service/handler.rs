@@ -1,14 +1,23 @@
 //! The `shatranj.tablebase.v1.Tablebase` service: request handlers over a shared
-//! [`Tablebase`]. Probes are CPU (and sometimes disk) work: they run on tokio's blocking
-//! pool, at most [`Limits::max_blocking_probes`] at once over the whole server.
+//! [`Tablebase`].
+//!
+//! Where probes run: a probe that can be answered from memory (table files open, blocks
+//! decompressed in the cache: the steady state of a warm server) is a few microseconds of
+//! CPU and cannot block, so it runs on the async runtime, in the handler ([`probe_inline`]);
+//! handing it to another thread would cost more than the probe. Anything that may touch
+//! the disk (opening a file, reading or decompressing a block), and `Line` and
+//! `ListTables`, runs on tokio's blocking pool, at most [`Limits::max_blocking_probes`]
+//! tasks at once over the whole server.
 
+use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_stream::Stream;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::Limits;
@@ -119,7 +128,36 @@ fn position(tables: &Tablebase, fen: &str, rules: &str) -> Result<Position, Serv
 
 fn probe(tables: &Tablebase, req: &pb::ProbeRequest) -> Result<pb::ProbeResponse, ServiceError> {
     let pos = position(tables, &req.fen, &req.rules)?;
-    Ok(convert::probe_response(&tables.probe(&pos)?))
+    if req.value_only {
+        let value = tables.value(&pos)?;
+        return Ok(convert::value_response(&pos, tables.rules(), value));
+    }
+    Ok(convert::probe_response(tables.probe(&pos)?))
+}
+
+/// The answer to `req` if it can be given from memory ([`Tablebase::probe_cached`]):
+/// reading the FEN and a warm probe take a few microseconds and never block, so they run
+/// on the async runtime itself, sparing a round trip through the blocking pool (two
+/// thread wake-ups, which cost more than the probe). `None` when the probe needs a file
+/// opened or a block read: then it goes to the blocking pool ([`probe`]).
+fn probe_inline(
+    tables: &Tablebase,
+    req: &pb::ProbeRequest,
+) -> Option<Result<pb::ProbeResponse, ServiceError>> {
+    let pos = match position(tables, &req.fen, &req.rules) {
+        Ok(pos) => pos,
+        Err(e) => return Some(Err(e)),
+    };
+    let answer = if req.value_only {
+        tables
+            .value_cached(&pos)
+            .map(|v| v.map(|v| convert::value_response(&pos, tables.rules(), v)))
+    } else {
+        tables
+            .probe_cached(&pos)
+            .map(|r| r.map(convert::probe_response))
+    };
+    answer.map_err(ServiceError::from).transpose()
 }
 
 /// Completes once the server drains (or is gone).
@@ -130,15 +168,185 @@ async fn drained(draining: &mut watch::Receiver<bool>) {
 
 type ProbeManyStream = Pin<Box<dyn Stream<Item = Result<pb::ProbeManyResponse, Status>> + Send>>;
 
-/// One entry of a `ProbeMany` stream's pipeline, in request order.
-enum Pending {
-    Item {
-        index: u64,
-        fen: String,
-        work: JoinHandle<Result<pb::ProbeResponse, ServiceError>>,
-    },
-    /// Ends the stream with this status after the answers before it.
-    End(Status),
+type Answer = Result<pb::ProbeManyResponse, Status>;
+
+/// One answer of a `ProbeMany` stream.
+fn item(
+    index: u64,
+    request_fen: String,
+    result: Result<pb::ProbeResponse, ServiceError>,
+) -> pb::ProbeManyResponse {
+    let outcome = match result {
+        Ok(r) => pb::probe_many_response::Outcome::Result(r),
+        Err(e) => pb::probe_many_response::Outcome::Error(convert::item_error(&Status::from(e))),
+    };
+    pb::ProbeManyResponse {
+        index,
+        request_fen,
+        outcome: Some(outcome),
+    }
+}
+
+/// How the reading of a `ProbeMany` stream's requests ended.
+enum End {
+    /// The client closed its side: the answers end normally.
+    Closed,
+    /// The answers end with this status (a transport error, or the server draining).
+    Status(Status),
+}
+
+/// The answers of one `ProbeMany` stream, in request order, as tonic asks for them (a
+/// stream, not a task: no channel and no task wake-up per item).
+///
+/// Each time the answers sent so far run out, it reads every request the stream has
+/// ready, up to `window` of them, and answers them at once: in memory on the runtime
+/// while that is possible ([`probe_inline`]); from the first request that needs a table
+/// read on, the rest of the batch goes, in order, to ONE blocking task. Backpressure: it
+/// reads requests only as tonic takes answers, and tonic only as HTTP/2 flow control lets
+/// it send, so a client that does not read its answers stops its own requests.
+struct ProbeManyAnswers {
+    tables: Arc<Tablebase>,
+    inbound: Streaming<pb::ProbeRequest>,
+    probes: Arc<Semaphore>,
+    window: usize,
+    next_index: u64,
+    /// Answers ready to send.
+    ready: VecDeque<Answer>,
+    /// The answers of the batch on the blocking pool; they follow `ready`.
+    blocking: Option<Pin<Box<dyn Future<Output = Vec<Answer>> + Send>>>,
+    /// Completes once the server drains.
+    draining: Pin<Box<dyn Future<Output = ()> + Send>>,
+    /// Set once no more requests are read; sent after every answer under way.
+    end: Option<End>,
+    finished: bool,
+}
+
+impl ProbeManyAnswers {
+    fn new(state: &State, tables: Arc<Tablebase>, inbound: Streaming<pb::ProbeRequest>) -> Self {
+        let mut draining = state.draining.clone();
+        ProbeManyAnswers {
+            tables,
+            inbound,
+            probes: Arc::clone(&state.probes),
+            window: state.stream_window,
+            next_index: 0,
+            ready: VecDeque::new(),
+            blocking: None,
+            draining: Box::pin(async move { drained(&mut draining).await }),
+            end: None,
+            finished: false,
+        }
+    }
+
+    /// Reads the requests ready now (at most `window`) and answers them, or sends the tail
+    /// of the batch from the first one that needs a table read to the blocking pool.
+    fn read_batch(&mut self, cx: &mut Context<'_>) {
+        let mut cold: Vec<(u64, pb::ProbeRequest)> = Vec::new();
+        while self.ready.len() + cold.len() < self.window {
+            let req = match Pin::new(&mut self.inbound).poll_next(cx) {
+                Poll::Ready(Some(Ok(req))) => req,
+                Poll::Ready(Some(Err(status))) => {
+                    self.end = Some(End::Status(status));
+                    break;
+                }
+                Poll::Ready(None) => {
+                    self.end = Some(End::Closed);
+                    break;
+                }
+                Poll::Pending => break,
+            };
+            let index = self.next_index;
+            self.next_index += 1;
+            if cold.is_empty() {
+                if let Some(answer) = probe_inline(&self.tables, &req) {
+                    self.ready.push_back(Ok(item(index, req.fen, answer)));
+                    continue;
+                }
+            }
+            cold.push((index, req));
+        }
+        if !cold.is_empty() {
+            self.blocking = Some(Box::pin(probe_batch(
+                Arc::clone(&self.probes),
+                Arc::clone(&self.tables),
+                cold,
+            )));
+        }
+    }
+}
+
+/// Probes a batch of requests in order on ONE blocking task (with one probe permit).
+async fn probe_batch(
+    probes: Arc<Semaphore>,
+    tables: Arc<Tablebase>,
+    batch: Vec<(u64, pb::ProbeRequest)>,
+) -> Vec<Answer> {
+    let keys: Vec<(u64, String)> = batch.iter().map(|(i, r)| (*i, r.fen.clone())).collect();
+    let failed = |e: ServiceError| {
+        let status = Status::from(e);
+        keys.iter()
+            .map(|(i, fen)| {
+                let error = pb::probe_many_response::Outcome::Error(convert::item_error(&status));
+                Ok(pb::ProbeManyResponse {
+                    index: *i,
+                    request_fen: fen.clone(),
+                    outcome: Some(error),
+                })
+            })
+            .collect()
+    };
+    let permit = match acquire(&probes).await {
+        Ok(permit) => permit,
+        Err(e) => return failed(e),
+    };
+    let work = spawn_probe(permit, tables, move |tables| {
+        Ok(batch
+            .into_iter()
+            .map(|(index, req)| Ok(item(index, req.fen.clone(), probe(tables, &req))))
+            .collect())
+    });
+    match join(work).await {
+        Ok(answers) => answers,
+        Err(e) => failed(e),
+    }
+}
+
+impl Stream for ProbeManyAnswers {
+    type Item = Answer;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Answer>> {
+        let this = &mut *self;
+        loop {
+            if let Some(answer) = this.ready.pop_front() {
+                return Poll::Ready(Some(answer));
+            }
+            if this.finished {
+                return Poll::Ready(None);
+            }
+            if let Some(work) = &mut this.blocking {
+                let answers = std::task::ready!(work.as_mut().poll(cx));
+                this.blocking = None;
+                this.ready.extend(answers);
+                continue;
+            }
+            if let Some(end) = this.end.take() {
+                this.finished = true;
+                if let End::Status(status) = end {
+                    this.ready.push_back(Err(status));
+                }
+                continue;
+            }
+            if this.draining.as_mut().poll(cx).is_ready() {
+                this.end = Some(End::Status(ServiceError::ShuttingDown.into()));
+                continue;
+            }
+            this.read_batch(cx);
+            if this.ready.is_empty() && this.blocking.is_none() && this.end.is_none() {
+                // The inbound stream and the drain signal will wake us.
+                return Poll::Pending;
+            }
+        }
+    }
 }
 
 #[tonic::async_trait]
@@ -148,84 +356,24 @@ impl pb::tablebase_server::Tablebase for TablebaseService {
         request: Request<pb::ProbeRequest>,
     ) -> Result<Response<pb::ProbeResponse>, Status> {
         let req = request.into_inner();
+        let tables = self.state.tables()?;
+        if let Some(answer) = probe_inline(&tables, &req) {
+            return Ok(Response::new(answer?));
+        }
         let answer = self.blocking(move |tables| probe(tables, &req)).await?;
         Ok(Response::new(answer))
     }
 
     type ProbeManyStream = ProbeManyStream;
 
-    /// A pipeline per stream: a reader task starts up to `stream_window` probes ahead, a
-    /// writer task sends their answers in request order. Backpressure all the way: a client
-    /// that does not read its answers stops the reader, and so HTTP/2 flow control stops
-    /// the client's requests.
+    /// See [`ProbeManyAnswers`].
     async fn probe_many(
         &self,
         request: Request<Streaming<pb::ProbeRequest>>,
     ) -> Result<Response<Self::ProbeManyStream>, Status> {
         let tables = self.state.tables()?;
-        let mut inbound = request.into_inner();
-        let window = self.state.stream_window;
-        let (pending_tx, mut pending_rx) = mpsc::channel::<Pending>(window);
-        let (out_tx, out_rx) = mpsc::channel(window);
-        let probes = Arc::clone(&self.state.probes);
-        let mut draining = self.state.draining.clone();
-
-        tokio::spawn(async move {
-            let mut index = 0u64;
-            loop {
-                let next = tokio::select! {
-                    biased;
-                    () = drained(&mut draining) => {
-                        Pending::End(ServiceError::ShuttingDown.into())
-                    }
-                    next = inbound.message() => match next {
-                        Ok(Some(req)) => match acquire(&probes).await {
-                            Ok(permit) => {
-                                let fen = req.fen.clone();
-                                let tables = Arc::clone(&tables);
-                                let work = spawn_probe(permit, tables, move |t| probe(t, &req));
-                                Pending::Item { index, fen, work }
-                            }
-                            Err(e) => Pending::End(e.into()),
-                        },
-                        Ok(None) => break,
-                        Err(status) => Pending::End(status),
-                    },
-                };
-                let end = matches!(next, Pending::End(_));
-                if pending_tx.send(next).await.is_err() || end {
-                    break;
-                }
-                index += 1;
-            }
-        });
-
-        tokio::spawn(async move {
-            while let Some(pending) = pending_rx.recv().await {
-                let answer = match pending {
-                    Pending::Item { index, fen, work } => {
-                        let outcome = match join(work).await {
-                            Ok(result) => pb::probe_many_response::Outcome::Result(result),
-                            Err(e) => pb::probe_many_response::Outcome::Error(convert::item_error(
-                                &Status::from(e),
-                            )),
-                        };
-                        Ok(pb::ProbeManyResponse {
-                            index,
-                            request_fen: fen,
-                            outcome: Some(outcome),
-                        })
-                    }
-                    Pending::End(status) => Err(status),
-                };
-                let end = answer.is_err();
-                if out_tx.send(answer).await.is_err() || end {
-                    break;
-                }
-            }
-        });
-
-        Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
+        let answers = ProbeManyAnswers::new(&self.state, tables, request.into_inner());
+        Ok(Response::new(Box::pin(answers)))
     }
 
     async fn line(

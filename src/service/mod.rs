@@ -68,9 +68,11 @@ pub struct Limits {
     pub max_concurrent_streams: u32,
     /// Calls being handled at once on one connection; more wait.
     pub concurrency_per_connection: usize,
-    /// Probes running at once over the whole server (on tokio's blocking pool); more wait.
+    /// Tasks on tokio's blocking pool at once over the whole server (probes that must read
+    /// a table file, `Line`, `ListTables`); more wait. Probes answered from memory run on
+    /// the async runtime and do not count.
     pub max_blocking_probes: usize,
-    /// Requests of one `ProbeMany` stream being worked on ahead of the answers sent.
+    /// Requests of one `ProbeMany` stream read and answered in one batch, at most.
     pub stream_window: usize,
     /// A unary call (or the start of a stream) taking longer is ended with CANCELLED,
     /// "Timeout expired" (tonic's code for it); a shorter `grpc-timeout` from the client
