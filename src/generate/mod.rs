@@ -126,7 +126,7 @@ impl Generated {
     #[must_use]
     pub fn wdl_codes(&self) -> Vec<u16> {
         self.codes
-            .iter()
+            .par_iter()
             .map(|&c| {
                 if c == UNUSED {
                     UNUSED
@@ -214,8 +214,14 @@ impl<'a> Generator<'a> {
     fn position_at(&self, slot: u64) -> Option<Position> {
         let (turn, i) = self.index.split_slot(slot);
         let board = self.index.decode(i)?;
-        let pos = Position::from_board(board, turn).ok()?;
-        if self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board) {
+        // A decoded board has the material, one shah a side, the shahs apart and pawns on
+        // ranks 2-7: only the check on the side not to move is left to rule out.
+        let pos = Position::from_board_unchecked(board, turn);
+        let illegal = board
+            .attackers_to(pos.shah(!turn), turn, board.occupied())
+            .any();
+        debug_assert_eq!(!illegal, Position::from_board(board, turn).is_ok());
+        if illegal || (self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board)) {
             return None;
         }
         Some(pos)
