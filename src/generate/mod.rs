@@ -216,15 +216,13 @@ impl<'a> Generator<'a> {
         let board = self.index.decode(i)?;
         // A decoded board has the material, one shah a side, the shahs apart and pawns on
         // ranks 2-7: only the check on the side not to move is left to rule out.
-        let pos = Position::from_board_unchecked(board, turn);
-        let illegal = board
-            .attackers_to(pos.shah(!turn), turn, board.occupied())
-            .any();
+        let shah = board.shah_of(!turn)?;
+        let illegal = board.attackers_to(shah, turn, board.occupied()).any();
         debug_assert_eq!(!illegal, Position::from_board(board, turn).is_ok());
         if illegal || (self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board)) {
             return None;
         }
-        Some(pos)
+        Some(Position::from_board_unchecked(board, turn))
     }
 
     /// The position at a slot already known to be used (it holds a value or a counter).
