@@ -17,6 +17,7 @@
 
 use std::sync::OnceLock;
 
+use crate::bitboard::Bitboard;
 use crate::board::Board;
 use crate::color::Color;
 use crate::material::{Material, PIECE_ORDER};
@@ -80,6 +81,27 @@ static BINOM: [[u64; BINOM_K]; BINOM_N] = {
 
 const NO_KK: u32 = u32::MAX;
 
+/// A bitboard reflected in the a1-h8 diagonal (square `(file, rank)` to `(rank, file)`).
+const fn flip_a1h8(mut x: u64) -> u64 {
+    const K1: u64 = 0x5500_5500_5500_5500;
+    const K2: u64 = 0x3333_0000_3333_0000;
+    const K4: u64 = 0x0f0f_0f0f_0000_0000;
+    let t = K4 & (x ^ (x << 28));
+    x ^= t ^ (t >> 28);
+    let t = K2 & (x ^ (x << 14));
+    x ^= t ^ (t >> 14);
+    let t = K1 & (x ^ (x << 7));
+    x ^= t ^ (t >> 7);
+    x
+}
+
+/// A bitboard reflected in the a8-h1 diagonal (square `(file, rank)` to
+/// `(7 - rank, 7 - file)`).
+const fn flip_a8h1(x: u64) -> u64 {
+    // the a1-h8 reflection, then the 180 degree rotation
+    flip_a1h8(x).reverse_bits()
+}
+
 struct KkTable {
     /// `[wk][bk]` -> kk number, or `NO_KK` for a non-canonical or illegal pair.
     index: Vec<u32>,
@@ -129,6 +151,10 @@ struct Group {
     squares: u32,
     /// Number of combinations: C(squares, count).
     size: u64,
+    /// Product of the sizes of the groups after this one (its place value in the index).
+    weight: u64,
+    /// Square number of the group's first square (8 for pawns, 0 otherwise).
+    offset: u32,
 }
 
 /// The index of one material's table.
@@ -140,6 +166,8 @@ pub struct TableIndex {
     /// Product of the group sizes.
     rest: u64,
     kk_count: u64,
+    /// `color * 6 + role` -> position in `groups` (`u8::MAX` for none).
+    group_of: [u8; 12],
 }
 
 impl TableIndex {
@@ -169,11 +197,20 @@ impl TableIndex {
                         count,
                         squares,
                         size: BINOM[squares as usize][count],
+                        weight: 0,
+                        offset: if role == Role::Pawn { 8 } else { 0 },
                     });
                 }
             }
         }
-        let rest = groups.iter().map(|g| g.size).product();
+        let mut weight = 1;
+        let mut group_of = [u8::MAX; 12];
+        for (i, g) in groups.iter_mut().enumerate().rev() {
+            g.weight = weight;
+            weight *= g.size;
+            group_of[g.piece.color.index() * 6 + g.piece.role.index()] = i as u8;
+        }
+        let rest = weight;
         let kk_count = kk_table(pawns).pairs.len() as u64;
         TableIndex {
             material,
@@ -181,6 +218,7 @@ impl TableIndex {
             groups,
             rest,
             kk_count,
+            group_of,
         }
     }
 
@@ -378,15 +416,68 @@ impl TableIndex {
     /// symmetry that leaves the shah of the side not moving in place (whether or not the
     /// moving side's shah moved), so that shah must stand on a long diagonal (a1-h8 or
     /// a8-h1), the axes of the only symmetries with fixed squares; with pawns there are no
-    /// such symmetries.
+    /// such symmetries. Moreover each successor differs from the board in two placements
+    /// (a piece off one square, onto another), so if the mirror image of one successor is
+    /// the other, the board and its mirror image differ in at most four placements.
+    ///
+    /// The same holds for predecessors (positions one un-move back): call this with the
+    /// side to move before the un-move, `!pos.turn()`.
     #[must_use]
     pub fn successors_may_coincide(&self, board: &Board, turn: Color) -> bool {
         if self.pawns {
             return false;
         }
-        board
-            .shah_of(!turn)
-            .is_some_and(|s| s.rank() == s.file() || s.rank() + s.file() == 7)
+        let Some(s) = board.shah_of(!turn) else {
+            return false;
+        };
+        let flip: fn(u64) -> u64 = if s.rank() == s.file() {
+            flip_a1h8
+        } else if s.rank() + s.file() == 7 {
+            flip_a8h1
+        } else {
+            return false;
+        };
+        let mut differ = 0;
+        for color in Color::ALL {
+            for role in Role::ALL {
+                let bb = board.by_piece(Piece { color, role }).0;
+                differ += (bb ^ flip(bb)).count_ones();
+            }
+        }
+        differ <= 4
+    }
+
+    /// The index after a move or un-move of a piece other than a shah, computed from
+    /// the index alone: `board` is the board of `index` as [`TableIndex::decode`] gives it,
+    /// `index` is canonical and not [`TableIndex::may_be_mirror`] (so the symmetry that
+    /// puts the shahs in place is the identity, and stays so while they stand still),
+    /// `piece` stands on `from` and `to` is empty (a pawn stays on ranks 2-7).
+    #[inline]
+    #[must_use]
+    pub fn index_after_move(
+        &self,
+        index: u64,
+        board: &Board,
+        piece: Piece,
+        from: Square,
+        to: Square,
+    ) -> u64 {
+        debug_assert!(piece.role != Role::Shah && !self.may_be_mirror(index));
+        let g =
+            &self.groups[usize::from(self.group_of[piece.color.index() * 6 + piece.role.index()])];
+        let (old, new) = if g.count == 1 {
+            (from.index() as u64, to.index() as u64)
+        } else {
+            let bb = board.by_piece(piece);
+            let colex = |bb: Bitboard| -> u64 {
+                bb.into_iter()
+                    .enumerate()
+                    .map(|(k, s)| BINOM[s.index() - g.offset as usize][k + 1])
+                    .sum()
+            };
+            (colex(bb), colex(bb.without(from).with(to)))
+        };
+        index + new * g.weight - old * g.weight
     }
 
     /// Whether the index could be a non-canonical mirror image (both shahs on the
@@ -419,6 +510,53 @@ mod tests {
         assert_eq!(krrvk.size(), 462 * 2016 * 64);
         let kpvkp = TableIndex::new("KPvKP".parse().unwrap());
         assert_eq!(kpvkp.size(), 1806 * 48 * 48);
+    }
+
+    #[test]
+    fn diagonal_flips() {
+        for sq in 0..64u32 {
+            let s = Square::new(sq);
+            let a1h8 = Square::from_coords(s.rank(), s.file());
+            let a8h1 = Square::from_coords(7 - s.rank(), 7 - s.file());
+            assert_eq!(flip_a1h8(1 << sq), 1 << a1h8.index(), "{s}");
+            assert_eq!(flip_a8h1(1 << sq), 1 << a8h1.index(), "{s}");
+        }
+    }
+
+    #[test]
+    fn index_after_move_matches_encode() {
+        for name in ["KRvKQ", "KRRvKN", "KPPvKB", "KBvKP"] {
+            let idx = TableIndex::new(name.parse().unwrap());
+            let mut checked = 0;
+            for i in (0..idx.size()).step_by(97) {
+                let Some(board) = idx.decode(i) else { continue };
+                if idx.may_be_mirror(i) || idx.encode(&board) != Some(i) {
+                    continue;
+                }
+                for (from, piece) in board.pieces() {
+                    if piece.role == Role::Shah {
+                        continue;
+                    }
+                    for to in 0..64 {
+                        let to = Square::new(to);
+                        if board.occupied().contains(to)
+                            || (piece.role == Role::Pawn && !(1..7).contains(&to.rank()))
+                        {
+                            continue;
+                        }
+                        let mut b = board;
+                        b.move_piece(piece.color, piece.role, from, to, piece.role);
+                        assert_eq!(
+                            Some(idx.index_after_move(i, &board, piece, from, to)),
+                            idx.encode(&b),
+                            "{name} {i} {from}{to}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+            assert!(checked > 1000);
+        }
     }
 
     #[test]

@@ -73,8 +73,10 @@ fn regeneration_is_byte_identical_and_existing_tables_are_kept() {
     let m: Material = "KRvKN".parse().unwrap();
     let (wa, da) = paths(a.path(), m, RuleSet::default());
     let (wb, db) = paths(default_tables(), m, RuleSet::default());
-    assert_eq!(std::fs::read(&wa).unwrap(), std::fs::read(&wb).unwrap());
-    assert_eq!(std::fs::read(&da).unwrap(), std::fs::read(&db).unwrap());
+    for (x, y) in [(&wa, &wb), (&da, &db)] {
+        let same = std::fs::read(x).unwrap() == std::fs::read(y).unwrap();
+        assert!(same, "{} and {} differ", x.display(), y.display());
+    }
     // a temporary file left by an interrupted generation (a process that no longer runs)
     std::fs::write(
         a.path().join(".KRvKN.counter-loss.tbd.tmp.999999999.0"),

@@ -31,12 +31,15 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::attacks;
+use crate::bitboard::Bitboard;
 use crate::color::Color;
 use crate::fen::Fen;
 use crate::index::TableIndex;
 use crate::material::Material;
 use crate::position::{MoveList, Position};
 use crate::retro::UnMoveKinds;
+use crate::role::{Piece, Role};
 use crate::rules::RuleSet;
 use crate::value::{Value, Wdl};
 
@@ -140,25 +143,30 @@ impl Generated {
     /// (Looking ahead to the next exact value as well made no measurable difference.)
     #[must_use]
     pub fn wdl_file_values(&self) -> Vec<u16> {
-        let mut prev = 0u16;
-        self.codes
-            .iter()
+        // Runs restart every 2^20 slots (a WDL block), so the chunks go in parallel.
+        const CHUNK: usize = 1 << 20;
+        let mut out = vec![UNUSED; self.codes.len()];
+        out.par_chunks_mut(CHUNK)
             .enumerate()
-            .map(|(s, &c)| {
-                if c == UNUSED {
-                    return UNUSED;
+            .for_each(|(k, chunk)| {
+                let mut prev = 0u16;
+                for (j, v) in chunk.iter_mut().enumerate() {
+                    let s = k * CHUNK + j;
+                    let c = self.codes[s];
+                    if c == UNUSED {
+                        continue;
+                    }
+                    let exact = wdl_code(Value::from_dtm_code(c).wdl());
+                    let conversion = self.conversion_at(s);
+                    *v = if conversion != 0 && u16::from(conversion - 1) == exact {
+                        prev.min(exact)
+                    } else {
+                        exact
+                    };
+                    prev = *v;
                 }
-                let exact = wdl_code(Value::from_dtm_code(c).wdl());
-                let conversion = self.conversion_at(s);
-                let v = if conversion != 0 && u16::from(conversion - 1) == exact {
-                    prev.min(exact)
-                } else {
-                    exact
-                };
-                prev = v;
-                v
-            })
-            .collect()
+            });
+        out
     }
 }
 
@@ -250,11 +258,15 @@ impl<'a> Generator<'a> {
     fn position_at(&self, slot: u64) -> Option<Position> {
         let (turn, i) = self.index.split_slot(slot);
         let board = self.index.decode(i)?;
-        let pos = Position::from_board(board, turn).ok()?;
-        if self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board) {
+        // A decoded board has the material, one shah a side, the shahs apart and pawns on
+        // ranks 2-7: only the check on the side not to move is left to rule out.
+        let shah = board.shah_of(!turn)?;
+        let illegal = board.attackers_to(shah, turn, board.occupied()).any();
+        debug_assert_eq!(!illegal, Position::from_board(board, turn).is_ok());
+        if illegal || (self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board)) {
             return None;
         }
-        Some(pos)
+        Some(Position::from_board_unchecked(board, turn))
     }
 
     /// The position at a slot already known to be used (it holds a value or a counter).
@@ -269,6 +281,34 @@ impl<'a> Generator<'a> {
     fn slot_of(&self, pos: &Position) -> Option<u64> {
         let i = self.index.encode(pos.board())?;
         Some(self.index.slot(pos.turn(), i))
+    }
+
+    /// The slot of `next`, the position after a quiet move (or un-move) of `piece` from
+    /// `from` to `to` in the board of index `i` (as decoded, `fixed` if not
+    /// [`TableIndex::may_be_mirror`]), with `turn` to move: by index arithmetic when a
+    /// piece other than a shah moves and the orientation is fixed, else by encoding.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn slot_after(
+        &self,
+        i: u64,
+        board: &crate::board::Board,
+        fixed: bool,
+        piece: Piece,
+        from: crate::square::Square,
+        to: crate::square::Square,
+        turn: Color,
+        next: impl FnOnce() -> Position,
+    ) -> Result<u64, Position> {
+        if fixed && piece.role != Role::Shah {
+            let k = self.index.index_after_move(i, board, piece, from, to);
+            let k = self.index.slot(turn, k);
+            debug_assert_eq!(Some(k), self.slot_of(&next()));
+            Ok(k)
+        } else {
+            let p = next();
+            self.slot_of(&p).ok_or(p)
+        }
     }
 
     /// Runs every pass and returns the table.
@@ -377,10 +417,12 @@ impl<'a> Generator<'a> {
         // Quiet successors are counted as distinct indices; only where two moves may reach
         // one index (see `successors_may_coincide`) must they be encoded to tell.
         let dedup = self.index.successors_may_coincide(pos.board(), pos.turn());
+        let (_, i) = self.index.split_slot(slot);
+        let fixed = !self.index.may_be_mirror(i);
         let mut plain = 0usize;
         for m in moves.iter() {
-            let child = pos.play_unchecked(m);
             if m.is_conversion() {
+                let child = pos.play_unchecked(m);
                 let v = match self.sub.value(&child) {
                     Ok(v) => v.parent(),
                     Err(e) => {
@@ -392,9 +434,22 @@ impl<'a> Generator<'a> {
             } else if !dedup {
                 plain += 1;
             } else {
-                match self.slot_of(&child) {
-                    Some(k) => kids.push(k),
-                    None => {
+                let piece = Piece {
+                    color: pos.turn(),
+                    role: m.role,
+                };
+                match self.slot_after(
+                    i,
+                    pos.board(),
+                    fixed,
+                    piece,
+                    m.from,
+                    m.to,
+                    !pos.turn(),
+                    || pos.play_unchecked(m),
+                ) {
+                    Ok(k) => kids.push(k),
+                    Err(child) => {
                         self.fail(GenError::Inconsistent(format!(
                             "no index for {} after {m} in {}",
                             Fen::from_position(&child),
@@ -475,16 +530,105 @@ impl<'a> Generator<'a> {
         }
     }
 
+    /// Pushes the slot of every quiet predecessor of `pos` (index `i`) to `preds`: the
+    /// positions [`Position::for_each_unmove`] gives for [`UnMoveKinds::QUIET`], one entry
+    /// per un-move. Un-moves of pieces other than the shah are checked for legality and
+    /// indexed by arithmetic on `i`, without building the position before. On an
+    /// inconsistency (a predecessor without an index), returns that predecessor.
+    fn quiet_predecessors(
+        &self,
+        pos: &Position,
+        i: u64,
+        preds: &mut Vec<u64>,
+    ) -> Result<(), Position> {
+        let start = preds.len();
+        let mover = !pos.turn();
+        if self.index.may_be_mirror(i) {
+            let mut bad = None;
+            pos.for_each_unmove(UnMoveKinds::QUIET, |_, prev| match self.slot_of(&prev) {
+                Some(p) => preds.push(p),
+                None => bad = Some(prev),
+            });
+            return bad.map_or(Ok(()), Err);
+        }
+        let board = pos.board();
+        let occ = board.occupied();
+        let empty = !occ;
+        // the side to move now, which must not be in check before the un-move
+        let victim = pos.shah(pos.turn());
+        let rooks = board.by_piece(Piece {
+            color: mover,
+            role: Role::Rook,
+        });
+        // pieces that check the victim now by a leap: no un-move of another piece
+        // removes that check
+        let leapers = board.attackers_to(victim, mover, occ) & !rooks;
+        let back = mover.fold(-1, 1);
+        let first_rank = Bitboard::rank(mover.fold(0, 7));
+        for to in board.by_color(mover) {
+            let role = board.role_at(to).expect("occupied");
+            if role == Role::Shah || leapers.without(to).any() {
+                continue;
+            }
+            let from_set = if role == Role::Pawn {
+                to.offset(0, back)
+                    .map_or(Bitboard::EMPTY, Bitboard::from_square)
+                    & empty
+                    & !first_rank
+            } else {
+                attacks::attacks(role, mover, to, occ) & empty
+            };
+            let piece = Piece { color: mover, role };
+            let other_rooks = rooks.without(to);
+            for from in from_set {
+                let occ_before = occ.without(to).with(from);
+                if attacks::attacks(role, mover, from, occ_before).contains(victim)
+                    || (attacks::rook_attacks(victim, occ_before) & other_rooks).any()
+                {
+                    continue;
+                }
+                let k = self.index.index_after_move(i, board, piece, to, from);
+                preds.push(self.index.slot(mover, k));
+            }
+        }
+        let shah = pos.shah(mover);
+        for from in attacks::shah_attacks(shah) & empty {
+            if from.distance(victim) <= 1 {
+                continue;
+            }
+            let mut before = *board;
+            before.move_piece(mover, Role::Shah, shah, from, Role::Shah);
+            if before.attackers_to(victim, mover, before.occupied()).any() {
+                continue;
+            }
+            let prev = Position::from_board_unchecked(before, mover);
+            match self.slot_of(&prev) {
+                Some(p) => preds.push(p),
+                None => return Err(prev),
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut fast = preds[start..].to_vec();
+            let mut slow = Vec::new();
+            pos.for_each_unmove(UnMoveKinds::QUIET, |_, prev| {
+                slow.push(self.slot_of(&prev).expect("a predecessor has an index"));
+            });
+            fast.sort_unstable();
+            slow.sort_unstable();
+            debug_assert_eq!(fast, slow, "predecessors of {}", Fen::from_position(pos));
+        }
+        let _ = start;
+        Ok(())
+    }
+
     /// Spreads the value of a position decided at distance `n` to its predecessors.
     fn propagate(&self, slot: u64, n: u32, preds: &mut Vec<u64>, moves: &mut MoveList) {
         let pos = self.used_position_at(slot);
+        let (_, i) = self.index.split_slot(slot);
+        let mover = !pos.turn();
         preds.clear();
-        let mut bad = None;
-        pos.for_each_unmove(UnMoveKinds::QUIET, |_, prev| match self.slot_of(&prev) {
-            Some(p) => preds.push(p),
-            None => bad = Some(prev),
-        });
-        if let Some(prev) = bad {
+        if let Err(prev) = self.quiet_predecessors(&pos, i, preds) {
             self.fail(GenError::Inconsistent(format!(
                 "no index for predecessor {} of {}",
                 Fen::from_position(&prev),
@@ -492,8 +636,11 @@ impl<'a> Generator<'a> {
             )));
             return;
         }
-        preds.sort_unstable();
-        preds.dedup();
+        // Two un-moves reach one index only where two moves could (the same geometry).
+        if self.index.successors_may_coincide(pos.board(), mover) {
+            preds.sort_unstable();
+            preds.dedup();
+        }
         if n % 2 == 0 {
             // a loss at n: every predecessor wins in n + 1 at most
             if n + 1 > MAX_DTM {
@@ -531,29 +678,43 @@ impl<'a> Generator<'a> {
     /// late as its best successor allows.
     fn settle_loss(&self, slot: u64, n: u32, moves: &mut MoveList) {
         let pos = self.used_position_at(slot);
+        let (_, i) = self.index.split_slot(slot);
+        let fixed = !self.index.may_be_mirror(i);
         pos.legal_moves_into(moves);
         let mut worst: u32 = n;
         for m in moves.iter() {
-            let child = pos.play_unchecked(m);
             let v = if m.is_conversion() {
-                match self.sub.value(&child) {
+                match self.sub.value(&pos.play_unchecked(m)) {
                     Ok(v) => v,
                     Err(e) => return self.fail(e),
                 }
             } else {
-                match self.slot_of(&child) {
-                    Some(k) => {
+                let piece = Piece {
+                    color: pos.turn(),
+                    role: m.role,
+                };
+                match self.slot_after(
+                    i,
+                    pos.board(),
+                    fixed,
+                    piece,
+                    m.from,
+                    m.to,
+                    !pos.turn(),
+                    || pos.play_unchecked(m),
+                ) {
+                    Ok(k) => {
                         let code = self.codes[k as usize].load(Ordering::Relaxed);
                         if !is_decided(code) {
                             return self.fail(GenError::Inconsistent(format!(
                                 "{} counted as lost but {} is undecided",
                                 Fen::from_position(&pos),
-                                Fen::from_position(&child)
+                                Fen::from_position(&pos.play_unchecked(m))
                             )));
                         }
                         Value::from_dtm_code(code)
                     }
-                    None => {
+                    Err(child) => {
                         return self.fail(GenError::Inconsistent(format!(
                             "no index for {}",
                             Fen::from_position(&child)
