@@ -231,7 +231,7 @@ mod tests {
         };
         let bytes = h.to_bytes();
         assert_eq!(&bytes[..8], b"SHTRJTB\0");
-        assert_eq!(&bytes[8..12], &[1, 0, 0, 0]);
+        assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
         assert_eq!(&bytes[36..40], &[4, 3, 2, 1]);
         assert_eq!(&bytes[CHECKSUM_FIELD..], &[0xef, 0xbe, 0xad, 0xde]);
         assert_eq!(Header::read(&bytes), Some(h));
