@@ -28,7 +28,8 @@ pub const WDL_BLOCK_BYTES: usize = 256 << 10;
 pub enum TableOutcome {
     /// It was there and its files check out.
     Kept(Material),
-    /// It was generated and written.
+    /// It was generated and written. `report` sees the whole table; the outcomes
+    /// returned keep its statistics only (`codes` and `conversions` empty).
     Written {
         table: Box<Generated>,
         wdl_bytes: u64,
@@ -145,6 +146,24 @@ pub fn generate_into(
             }
         };
         report(&outcome);
+        // The values are on disk now: keep the summary only, or a long run (every 5-man
+        // table) would hold every table it wrote in memory at once.
+        let outcome = match outcome {
+            TableOutcome::Written {
+                mut table,
+                wdl_bytes,
+                dtm_bytes,
+            } => {
+                table.codes = Vec::new();
+                table.conversions = Vec::new();
+                TableOutcome::Written {
+                    table,
+                    wdl_bytes,
+                    dtm_bytes,
+                }
+            }
+            kept => kept,
+        };
         outcomes.push(outcome);
     }
     Ok(outcomes)
