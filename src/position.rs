@@ -432,6 +432,36 @@ impl Position {
     /// Number of legal moves, counted without building them.
     #[must_use]
     pub fn count_legal_moves(&self) -> u64 {
+        self.count_moves(false)
+    }
+
+    /// Number of legal quiet moves (neither captures nor promotions: the moves that stay
+    /// within the material), counted without building them.
+    #[must_use]
+    pub fn count_quiet_moves(&self) -> u64 {
+        self.count_moves(true)
+    }
+
+    /// The squares the opponent attacks once our shah has left its square (where our
+    /// shah may not go).
+    #[inline]
+    fn danger(&self, shah: Square) -> Bitboard {
+        let them = !self.turn;
+        let board = &self.board;
+        let occ = board.occupied().without(shah);
+        let theirs = board.by_color(them);
+        let mut danger = Bitboard::EMPTY;
+        for role in Role::ALL {
+            for from in theirs & board.by_role(role) {
+                danger |= attacks::attacks(role, them, from, occ);
+            }
+        }
+        danger
+    }
+
+    /// Number of legal moves, or of quiet ones only.
+    #[inline]
+    fn count_moves(&self, quiet: bool) -> u64 {
         let us = self.turn;
         let them = !us;
         let board = &self.board;
@@ -439,13 +469,15 @@ impl Position {
         let theirs = board.by_color(them);
         let occ = board.occupied();
         let shah = self.shah(us);
+        // quiet moves go to empty squares, and pawns not to their last rank
+        let (allowed, pawn_allowed) = if quiet {
+            (!occ, !occ & !Bitboard::rank(us.fold(7, 0)))
+        } else {
+            (Bitboard::FULL, Bitboard::FULL)
+        };
 
-        let mut n = 0u64;
-        for to in attacks::shah_attacks(shah) & !ours {
-            if board.attackers_to(to, them, occ.without(shah)).is_empty() {
-                n += 1;
-            }
-        }
+        let mut n =
+            u64::from((attacks::shah_attacks(shah) & !ours & !self.danger(shah) & allowed).count());
         let Some(ctx) = self.non_shah_context(shah) else {
             return n;
         };
@@ -458,19 +490,22 @@ impl Position {
             Color::Black => (free >> 8, (free & not_a) >> 9, (free & not_h) >> 7),
         };
         // (two pawns may capture on one square: count the left and right sets apart)
-        n += u64::from(
-            (Bitboard(push) & !occ & ctx.target).count()
-                + (Bitboard(left) & theirs & ctx.target).count()
-                + (Bitboard(right) & theirs & ctx.target).count(),
-        );
+        n += u64::from((Bitboard(push) & !occ & ctx.target & pawn_allowed).count());
+        if !quiet {
+            n += u64::from(
+                (Bitboard(left) & theirs & ctx.target).count()
+                    + (Bitboard(right) & theirs & ctx.target).count(),
+            );
+        }
         for from in pawns & ctx.pinned {
             let to_set = ctx.destinations(Role::Pawn, us, from, occ, ours, theirs)
-                & attacks::line(shah, from);
+                & attacks::line(shah, from)
+                & pawn_allowed;
             n += u64::from(to_set.count());
         }
         for role in [Role::Knight, Role::Alfil, Role::Ferz, Role::Rook] {
             for from in ours & board.by_role(role) {
-                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs);
+                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs) & allowed;
                 if ctx.pinned.contains(from) {
                     to_set &= attacks::line(shah, from);
                 }
@@ -531,16 +566,14 @@ impl Position {
         };
 
         // shah moves: to squares not attacked once the shah has left its square
-        for to in attacks::shah_attacks(shah) & !ours & to_mask {
-            if board.attackers_to(to, them, occ.without(shah)).is_empty()
-                && !f(Move {
-                    role: Role::Shah,
-                    from: shah,
-                    to,
-                    capture: capture_at(to),
-                    promotion: false,
-                })
-            {
+        for to in attacks::shah_attacks(shah) & !ours & to_mask & !self.danger(shah) {
+            if !f(Move {
+                role: Role::Shah,
+                from: shah,
+                to,
+                capture: capture_at(to),
+                promotion: false,
+            }) {
                 return false;
             }
         }

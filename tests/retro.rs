@@ -193,3 +193,19 @@ fn conversions_are_the_legal_captures_and_promotions() {
     }
     assert!(seen > 3_000, "{seen}");
 }
+
+/// The bulk count of quiet moves (the generator's seed) and of all moves equal the moves
+/// the full generator lists.
+#[test]
+fn move_counts_equal_the_listed_moves() {
+    let (mut quiet_seen, mut checks) = (0u64, 0);
+    for pos in positions() {
+        let moves = pos.legal_moves();
+        let quiet = moves.iter().filter(|m| !m.is_conversion()).count() as u64;
+        assert_eq!(pos.count_legal_moves(), moves.len() as u64, "{pos:?}");
+        assert_eq!(pos.count_quiet_moves(), quiet, "{pos:?}");
+        quiet_seen += quiet;
+        checks += usize::from(pos.is_check());
+    }
+    assert!(quiet_seen > 50_000 && checks > 100, "{quiet_seen} {checks}");
+}

@@ -202,6 +202,8 @@ fn distance(code: u16) -> u32 {
 }
 
 const CHUNK: u64 = 1 << 14;
+/// Slots per block of [`Generator::marks`] (a power of two dividing [`CHUNK`]).
+const MARK_SHIFT: u32 = 10;
 
 /// The generator for one material under one rule set.
 pub struct Generator<'a> {
@@ -211,6 +213,11 @@ pub struct Generator<'a> {
     progress: &'a dyn Progress,
     codes: Vec<AtomicU16>,
     counters: Vec<AtomicU8>,
+    /// Per block of `1 << MARK_SHIFT` slots, bit `d % 64` is set once a slot of the block
+    /// has been given a value at distance `d`: a ply pass skips the blocks without one.
+    marks: Vec<AtomicU64>,
+    /// The packed conversion codes the seed found (see [`Generated::conversions`]).
+    conversions: Vec<u8>,
     max_distance: AtomicU32,
     error: std::sync::Mutex<Option<GenError>>,
 }
@@ -231,6 +238,8 @@ impl<'a> Generator<'a> {
             progress,
             codes: Vec::new(),
             counters: Vec::new(),
+            marks: Vec::new(),
+            conversions: Vec::new(),
             max_distance: AtomicU32::new(0),
             error: std::sync::Mutex::new(None),
         }
@@ -238,6 +247,23 @@ impl<'a> Generator<'a> {
 
     fn size(&self) -> u64 {
         self.index.size()
+    }
+
+    /// Stores a decided value's code and marks its block for the ply pass of its distance.
+    #[inline]
+    fn decide(&self, slot: usize, code: u16) {
+        self.codes[slot].store(code, Ordering::Relaxed);
+        let mark = &self.marks[slot >> MARK_SHIFT];
+        let bit = 1u64 << (distance(code) % 64);
+        if mark.load(Ordering::Relaxed) & bit == 0 {
+            mark.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    /// The conversion code the seed found for a slot (see [`Generated::conversions`]).
+    #[inline]
+    fn conversion_code_at(&self, slot: u64) -> u8 {
+        (self.conversions[(slot / 4) as usize] >> (2 * (slot % 4))) & 3
     }
 
     fn fail(&self, e: GenError) {
@@ -317,8 +343,11 @@ impl<'a> Generator<'a> {
         let total = 2 * self.size();
         self.codes = (0..total).map(|_| AtomicU16::new(0)).collect();
         self.counters = (0..total).map(|_| AtomicU8::new(0)).collect();
+        self.marks = (0..total.div_ceil(1 << MARK_SHIFT))
+            .map(|_| AtomicU64::new(0))
+            .collect();
 
-        let conversions = self.seed();
+        self.conversions = self.seed();
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
         }
@@ -327,6 +356,8 @@ impl<'a> Generator<'a> {
             return Err(e);
         }
         self.counters = Vec::new();
+        self.marks = Vec::new();
+        let conversions = std::mem::take(&mut self.conversions);
         let codes: Vec<u16> = std::mem::take(&mut self.codes)
             .into_iter()
             .map(AtomicU16::into_inner)
@@ -401,25 +432,95 @@ impl<'a> Generator<'a> {
             self.codes[s].store(UNUSED, Ordering::Relaxed);
             return (None, None);
         };
-        pos.legal_moves_into(moves);
-        if moves.is_empty() {
+        // Quiet successors are counted as distinct indices; only where two moves may reach
+        // one index (see `successors_may_coincide`) must they be encoded to tell.
+        let (quiet, best_conversion) =
+            if self.index.successors_may_coincide(pos.board(), pos.turn()) {
+                match self.seed_moves_dedup(slot, &pos, moves, kids) {
+                    Some(r) => r,
+                    None => return (None, None),
+                }
+            } else {
+                // the quiet moves are counted in bulk; only conversions are played
+                let mut best_conversion: Option<Value> = None;
+                let mut error = None;
+                pos.for_each_conversion(|m| match self.sub.value(&pos.play_unchecked(&m)) {
+                    Ok(v) => {
+                        let v = v.parent();
+                        best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
+                        true
+                    }
+                    Err(e) => {
+                        error = Some(e);
+                        false
+                    }
+                });
+                if let Some(e) = error {
+                    self.fail(e);
+                    return (None, None);
+                }
+                (pos.count_quiet_moves() as usize, best_conversion)
+            };
+        if quiet == 0 && best_conversion.is_none() {
             // mate or stalemate: the rules decide
             let v = Value::of_ended(&pos, self.rules).unwrap_or(Value::Draw);
             if v != Value::Draw {
-                self.codes[s].store(code_of(v), Ordering::Relaxed);
+                self.decide(s, code_of(v));
                 return (v.dtm(), None);
             }
             self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
             return (None, None);
         }
+        match best_conversion {
+            Some(v @ Value::Win(d)) => {
+                if d > MAX_DTM {
+                    self.fail(GenError::TooLong(self.index.material()));
+                    return (None, None);
+                }
+                self.decide(s, code_of(v));
+                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
+                (Some(d), best_conversion)
+            }
+            Some(Value::Draw) => {
+                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
+                (None, best_conversion)
+            }
+            loss => {
+                if quiet == 0 {
+                    // only conversions, all losing
+                    let v = loss.expect("a move exists");
+                    if v.dtm().unwrap_or(0) > MAX_DTM {
+                        self.fail(GenError::TooLong(self.index.material()));
+                        return (None, None);
+                    }
+                    self.decide(s, code_of(v));
+                    (v.dtm(), best_conversion)
+                } else {
+                    let n = u8::try_from(quiet)
+                        .ok()
+                        .filter(|&n| n < NEVER_LOST)
+                        .expect("fewer than 255 quiet successors");
+                    self.counters[s].store(n, Ordering::Relaxed);
+                    (None, best_conversion)
+                }
+            }
+        }
+    }
+
+    /// The quiet successors (distinct indices) and the best conversion of a position
+    /// whose moves may reach one index twice; `None` after a failure.
+    fn seed_moves_dedup(
+        &self,
+        slot: u64,
+        pos: &Position,
+        moves: &mut MoveList,
+        kids: &mut Vec<u64>,
+    ) -> Option<(usize, Option<Value>)> {
         let mut best_conversion: Option<Value> = None;
         kids.clear();
-        // Quiet successors are counted as distinct indices; only where two moves may reach
-        // one index (see `successors_may_coincide`) must they be encoded to tell.
-        let dedup = self.index.successors_may_coincide(pos.board(), pos.turn());
+        pos.legal_moves_into(moves);
         let (_, i) = self.index.split_slot(slot);
         let fixed = !self.index.may_be_mirror(i);
-        let mut plain = 0usize;
         for m in moves.iter() {
             if m.is_conversion() {
                 let child = pos.play_unchecked(m);
@@ -427,12 +528,10 @@ impl<'a> Generator<'a> {
                     Ok(v) => v.parent(),
                     Err(e) => {
                         self.fail(e);
-                        return (None, None);
+                        return None;
                     }
                 };
                 best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
-            } else if !dedup {
-                plain += 1;
             } else {
                 let piece = Piece {
                     color: pos.turn(),
@@ -453,50 +552,16 @@ impl<'a> Generator<'a> {
                         self.fail(GenError::Inconsistent(format!(
                             "no index for {} after {m} in {}",
                             Fen::from_position(&child),
-                            Fen::from_position(&pos)
+                            Fen::from_position(pos)
                         )));
-                        return (None, None);
+                        return None;
                     }
                 }
             }
         }
         kids.sort_unstable();
         kids.dedup();
-        let quiet = plain + kids.len();
-        match best_conversion {
-            Some(v @ Value::Win(d)) => {
-                if d > MAX_DTM {
-                    self.fail(GenError::TooLong(self.index.material()));
-                    return (None, None);
-                }
-                self.codes[s].store(code_of(v), Ordering::Relaxed);
-                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
-                (Some(d), best_conversion)
-            }
-            Some(Value::Draw) => {
-                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
-                (None, best_conversion)
-            }
-            loss => {
-                if quiet == 0 {
-                    // only conversions, all losing
-                    let v = loss.expect("a move exists");
-                    if v.dtm().unwrap_or(0) > MAX_DTM {
-                        self.fail(GenError::TooLong(self.index.material()));
-                        return (None, None);
-                    }
-                    self.codes[s].store(code_of(v), Ordering::Relaxed);
-                    (v.dtm(), best_conversion)
-                } else {
-                    let n = u8::try_from(quiet)
-                        .ok()
-                        .filter(|&n| n < NEVER_LOST)
-                        .expect("fewer than 255 quiet successors");
-                    self.counters[s].store(n, Ordering::Relaxed);
-                    (None, best_conversion)
-                }
-            }
-        }
+        Some((kids.len(), best_conversion))
     }
 
     fn retrograde(&self) {
@@ -510,16 +575,21 @@ impl<'a> Generator<'a> {
             let want = (n + 1) as u16;
             self.progress
                 .begin(&format!("{} ply {n}", self.index.material()), total);
-            let found = AtomicU64::new(0);
             (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
                 || (Vec::with_capacity(64), MoveList::new()),
                 |(preds, moves), chunk| {
                     let lo = chunk * CHUNK;
                     let hi = (lo + CHUNK).min(total);
-                    for slot in lo..hi {
-                        if self.codes[slot as usize].load(Ordering::Relaxed) == want {
-                            found.fetch_add(1, Ordering::Relaxed);
-                            self.propagate(slot, n, preds, moves);
+                    let bit = 1u64 << (n % 64);
+                    for block in (lo >> MARK_SHIFT)..hi.div_ceil(1 << MARK_SHIFT) {
+                        if self.marks[block as usize].load(Ordering::Relaxed) & bit == 0 {
+                            continue;
+                        }
+                        let start = block << MARK_SHIFT;
+                        for slot in start..(start + (1 << MARK_SHIFT)).min(hi) {
+                            if self.codes[slot as usize].load(Ordering::Relaxed) == want {
+                                self.propagate(slot, n, preds, moves);
+                            }
                         }
                     }
                     self.progress.advance(hi - lo);
@@ -652,7 +722,7 @@ impl<'a> Generator<'a> {
                 let cell = &self.codes[p as usize];
                 let cur = cell.load(Ordering::Relaxed);
                 if cur == 0 || (cur != UNUSED && cur > win && distance(cur) % 2 == 1) {
-                    cell.store(win, Ordering::Relaxed);
+                    self.decide(p as usize, win);
                 }
             }
             self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
@@ -674,70 +744,93 @@ impl<'a> Generator<'a> {
         }
     }
 
-    /// A position all of whose quiet successors now win for the opponent: it is lost, as
-    /// late as its best successor allows.
+    /// A position all of whose quiet successors now win for the opponent, the last at
+    /// distance `n` (wins are spread in order of distance): it is lost, as late as its
+    /// best successor allows. Only its conversions can resist longer than `n`, and the
+    /// seed recorded whether it has any.
     fn settle_loss(&self, slot: u64, n: u32, moves: &mut MoveList) {
+        let mut worst: u32 = n;
+        if self.conversion_code_at(slot) != 0 {
+            let pos = self.used_position_at(slot);
+            let mut error = None;
+            pos.for_each_conversion(|m| match self.sub.value(&pos.play_unchecked(&m)) {
+                Ok(Value::Win(d)) => {
+                    worst = worst.max(d);
+                    true
+                }
+                Ok(v) => {
+                    error = Some(GenError::Inconsistent(format!(
+                        "{} counted as lost but conversion {m} gives {v}",
+                        Fen::from_position(&pos)
+                    )));
+                    false
+                }
+                Err(e) => {
+                    error = Some(e);
+                    false
+                }
+            });
+            if let Some(e) = error {
+                return self.fail(e);
+            }
+        }
+        #[cfg(debug_assertions)]
+        self.check_loss(slot, n, worst, moves);
+        let _ = moves;
+        let loss = worst + 1;
+        if loss > MAX_DTM {
+            return self.fail(GenError::TooLong(self.index.material()));
+        }
+        self.decide(slot as usize, code_of(Value::Loss(loss)));
+        self.max_distance.fetch_max(loss, Ordering::Relaxed);
+    }
+
+    /// Checks a loss that [`Generator::settle_loss`] found by forward generation (debug
+    /// builds): every move wins for the opponent, quiet ones by `n` at most, and the
+    /// longest win is `worst`.
+    #[cfg(debug_assertions)]
+    fn check_loss(&self, slot: u64, n: u32, worst: u32, moves: &mut MoveList) {
         let pos = self.used_position_at(slot);
         let (_, i) = self.index.split_slot(slot);
         let fixed = !self.index.may_be_mirror(i);
         pos.legal_moves_into(moves);
-        let mut worst: u32 = n;
+        let mut longest = n;
+        let mut quiet_at_n = false;
         for m in moves.iter() {
             let v = if m.is_conversion() {
-                match self.sub.value(&pos.play_unchecked(m)) {
-                    Ok(v) => v,
-                    Err(e) => return self.fail(e),
-                }
+                self.sub
+                    .value(&pos.play_unchecked(m))
+                    .expect("a sub-table read once reads again")
             } else {
                 let piece = Piece {
                     color: pos.turn(),
                     role: m.role,
                 };
-                match self.slot_after(
-                    i,
-                    pos.board(),
-                    fixed,
-                    piece,
-                    m.from,
-                    m.to,
-                    !pos.turn(),
-                    || pos.play_unchecked(m),
-                ) {
-                    Ok(k) => {
-                        let code = self.codes[k as usize].load(Ordering::Relaxed);
-                        if !is_decided(code) {
-                            return self.fail(GenError::Inconsistent(format!(
-                                "{} counted as lost but {} is undecided",
-                                Fen::from_position(&pos),
-                                Fen::from_position(&pos.play_unchecked(m))
-                            )));
-                        }
-                        Value::from_dtm_code(code)
-                    }
-                    Err(child) => {
-                        return self.fail(GenError::Inconsistent(format!(
-                            "no index for {}",
-                            Fen::from_position(&child)
-                        )));
-                    }
-                }
+                let k = self
+                    .slot_after(
+                        i,
+                        pos.board(),
+                        fixed,
+                        piece,
+                        m.from,
+                        m.to,
+                        !pos.turn(),
+                        || pos.play_unchecked(m),
+                    )
+                    .expect("a successor has an index");
+                let code = self.codes[k as usize].load(Ordering::Relaxed);
+                assert!(is_decided(code), "{pos:?}: {m} undecided");
+                let v = Value::from_dtm_code(code);
+                quiet_at_n |= v == Value::Win(n);
+                v
             };
             match v {
-                Value::Win(d) if d <= n || m.is_conversion() => worst = worst.max(d),
-                _ => {
-                    return self.fail(GenError::Inconsistent(format!(
-                        "{} counted as lost at ply {n} but move {m} gives {v}",
-                        Fen::from_position(&pos)
-                    )));
-                }
+                Value::Win(d) if d <= n || m.is_conversion() => longest = longest.max(d),
+                _ => panic!("{pos:?} counted as lost at ply {n} but {m} gives {v}"),
             }
         }
-        let loss = worst + 1;
-        if loss > MAX_DTM {
-            return self.fail(GenError::TooLong(self.index.material()));
-        }
-        self.codes[slot as usize].store(code_of(Value::Loss(loss)), Ordering::Relaxed);
-        self.max_distance.fetch_max(loss, Ordering::Relaxed);
+        assert!(quiet_at_n, "{pos:?}: no quiet successor wins at {n}");
+        assert_eq!(longest, worst, "{pos:?}");
     }
 }
 
