@@ -189,7 +189,7 @@ pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
 }
 
 /// The squares a piece of `role` and `color` on `sq` attacks.
-#[inline]
+#[inline(always)]
 #[must_use]
 pub fn attacks(role: Role, color: Color, sq: Square, occupied: Bitboard) -> Bitboard {
     match role {

@@ -260,6 +260,27 @@ impl TableIndex {
     /// The board of an index, or `None` if two pieces would share a square.
     #[must_use]
     pub fn decode(&self, index: u64) -> Option<Board> {
+        self.decode_groups(index, self.groups.len())
+    }
+
+    /// The last group when it is a single piece: the piece, its first square and its
+    /// number of squares (the index's least significant digit).
+    #[must_use]
+    pub fn last_single(&self) -> Option<(Piece, u32, u64)> {
+        let g = self.groups.last()?;
+        (g.count == 1).then_some((g.piece, g.offset, g.size))
+    }
+
+    /// The board of `index` without the last group's pieces (`None` where the placed
+    /// pieces collide): with [`TableIndex::last_single`], consecutive indices decode by
+    /// adding one piece to a board decoded once.
+    #[must_use]
+    pub fn decode_without_last(&self, index: u64) -> Option<Board> {
+        self.decode_groups(index, self.groups.len().saturating_sub(1))
+    }
+
+    /// Decodes the shahs and the first `placed` groups of `index`.
+    fn decode_groups(&self, index: u64, placed: usize) -> Option<Board> {
         if index >= self.size() {
             return None;
         }
@@ -287,7 +308,7 @@ impl TableIndex {
             digits[i] = rem % g.size;
             rem /= g.size;
         }
-        for (i, g) in self.groups.iter().enumerate() {
+        for (i, g) in self.groups.iter().enumerate().take(placed) {
             let mut c = digits[i];
             let offset = if g.piece.role == Role::Pawn { 8 } else { 0 };
             if g.count == 1 {
@@ -480,6 +501,21 @@ impl TableIndex {
         index + new * g.weight - old * g.weight
     }
 
+    /// The index after a shah of the board of `index` (as decoded) moves, the shahs then
+    /// standing on `wk` and `bk`, when the board keeps its orientation: `None` when the new
+    /// pair needs another symmetry (or both shahs then stand on the diagonal), where
+    /// [`TableIndex::encode`] must tell.
+    #[inline]
+    #[must_use]
+    pub fn index_after_shah_move(&self, index: u64, wk: Square, bk: Square) -> Option<u64> {
+        let kk = kk_table(self.pawns).index[wk.index() * 64 + bk.index()];
+        let on_diagonal = |s: Square| s.rank() == s.file();
+        if kk == NO_KK || (!self.pawns && on_diagonal(wk) && on_diagonal(bk)) {
+            return None;
+        }
+        Some(u64::from(kk) * self.rest + index % self.rest)
+    }
+
     /// Whether the index could be a non-canonical mirror image (both shahs on the
     /// diagonal, no pawns): only such indices need [`TableIndex::is_canonical`].
     #[must_use]
@@ -557,6 +593,47 @@ mod tests {
             }
             assert!(checked > 1000);
         }
+    }
+
+    #[test]
+    fn index_after_shah_move_matches_encode() {
+        for name in ["KRvKQ", "KRQvKR", "KBvKP", "KNvKP"] {
+            let idx = TableIndex::new(name.parse().unwrap());
+            let (mut checked, mut refused) = (0, 0);
+            for i in (0..idx.size()).step_by(89) {
+                let Some(board) = idx.decode(i) else { continue };
+                if idx.may_be_mirror(i) || idx.encode(&board) != Some(i) {
+                    continue;
+                }
+                let shah = |c| board.shah_of(c).unwrap();
+                for color in [Color::White, Color::Black] {
+                    let from = shah(color);
+                    for to in crate::attacks::shah_attacks(from) & !board.occupied() {
+                        if to.distance(shah(!color)) <= 1 {
+                            continue;
+                        }
+                        let mut b = board;
+                        b.move_piece(color, Role::Shah, from, to, Role::Shah);
+                        let (wk, bk) = (shah_after(&b, Color::White), shah_after(&b, Color::Black));
+                        match idx.index_after_shah_move(i, wk, bk) {
+                            Some(k) => {
+                                assert_eq!(Some(k), idx.encode(&b), "{name} {i} {from}{to}");
+                                checked += 1;
+                            }
+                            None => refused += 1,
+                        }
+                    }
+                }
+            }
+            assert!(
+                checked > 1000 && refused > 10,
+                "{name}: {checked} {refused}"
+            );
+        }
+    }
+
+    fn shah_after(board: &Board, color: Color) -> Square {
+        board.shah_of(color).unwrap()
     }
 
     #[test]

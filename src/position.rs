@@ -450,25 +450,64 @@ impl Position {
         let board = &self.board;
         let occ = board.occupied().without(shah);
         let theirs = board.by_color(them);
-        let mut danger = Bitboard::EMPTY;
-        for role in Role::ALL {
-            for from in theirs & board.by_role(role) {
-                danger |= attacks::attacks(role, them, from, occ);
-            }
+        let mut danger = attacks::shah_attacks(self.shah(them));
+        let of = |role: Role| theirs & board.by_role(role);
+        for from in of(Role::Rook) {
+            danger |= attacks::rook_attacks(from, occ);
+        }
+        for from in of(Role::Ferz) {
+            danger |= attacks::ferz_attacks(from);
+        }
+        for from in of(Role::Alfil) {
+            danger |= attacks::alfil_attacks(from);
+        }
+        for from in of(Role::Knight) {
+            danger |= attacks::knight_attacks(from);
+        }
+        for from in of(Role::Pawn) {
+            danger |= attacks::pawn_attacks(them, from);
         }
         danger
+    }
+
+    /// The number of legal quiet moves (see [`Position::count_quiet_moves`]), calling `f`
+    /// on each legal capture and promotion (see [`Position::for_each_conversion`]) until
+    /// it returns false; the count is `None` if stopped. The generator's seed: the moves
+    /// within the material are only counted, the others are played.
+    #[inline]
+    pub fn count_quiet_and_each_conversion(&self, f: impl FnMut(Move) -> bool) -> Option<u64> {
+        let shah = self.shah(self.turn);
+        let danger = self.danger(shah);
+        let ctx = self.non_shah_context(shah);
+        if !self.gen_legal_with(shah, danger, ctx, self.board.by_color(!self.turn), f) {
+            return None;
+        }
+        Some(self.count_with(shah, danger, ctx, true))
     }
 
     /// Number of legal moves, or of quiet ones only.
     #[inline]
     fn count_moves(&self, quiet: bool) -> u64 {
+        let shah = self.shah(self.turn);
+        self.count_with(shah, self.danger(shah), self.non_shah_context(shah), quiet)
+    }
+
+    /// [`Position::count_moves`] given our shah's square, its danger map and the context
+    /// of the other pieces' moves.
+    #[inline]
+    fn count_with(
+        &self,
+        shah: Square,
+        danger: Bitboard,
+        ctx: Option<NonShahContext>,
+        quiet: bool,
+    ) -> u64 {
         let us = self.turn;
         let them = !us;
         let board = &self.board;
         let ours = board.by_color(us);
         let theirs = board.by_color(them);
         let occ = board.occupied();
-        let shah = self.shah(us);
         // quiet moves go to empty squares, and pawns not to their last rank
         let (allowed, pawn_allowed) = if quiet {
             (!occ, !occ & !Bitboard::rank(us.fold(7, 0)))
@@ -476,9 +515,8 @@ impl Position {
             (Bitboard::FULL, Bitboard::FULL)
         };
 
-        let mut n =
-            u64::from((attacks::shah_attacks(shah) & !ours & !self.danger(shah) & allowed).count());
-        let Some(ctx) = self.non_shah_context(shah) else {
+        let mut n = u64::from((attacks::shah_attacks(shah) & !ours & !danger & allowed).count());
+        let Some(ctx) = ctx else {
             return n;
         };
         // unpinned pawns in bulk, by shifting the whole set
@@ -549,14 +587,29 @@ impl Position {
     /// Like [`Position::gen_legal`], for the moves to a square of `to_mask` and the
     /// promotions only.
     #[inline]
-    fn gen_legal_only(&self, to_mask: Bitboard, mut f: impl FnMut(Move) -> bool) -> bool {
+    fn gen_legal_only(&self, to_mask: Bitboard, f: impl FnMut(Move) -> bool) -> bool {
+        let shah = self.shah(self.turn);
+        let danger = self.danger(shah);
+        self.gen_legal_with(shah, danger, self.non_shah_context(shah), to_mask, f)
+    }
+
+    /// [`Position::gen_legal_only`] given our shah's square, its danger map and the
+    /// context of the other pieces' moves.
+    #[inline]
+    fn gen_legal_with(
+        &self,
+        shah: Square,
+        danger: Bitboard,
+        ctx: Option<NonShahContext>,
+        to_mask: Bitboard,
+        mut f: impl FnMut(Move) -> bool,
+    ) -> bool {
         let us = self.turn;
         let them = !us;
         let board = &self.board;
         let ours = board.by_color(us);
         let theirs = board.by_color(them);
         let occ = board.occupied();
-        let shah = self.shah(us);
         let capture_at = |to: Square| {
             if theirs.contains(to) {
                 board.role_at(to)
@@ -566,7 +619,7 @@ impl Position {
         };
 
         // shah moves: to squares not attacked once the shah has left its square
-        for to in attacks::shah_attacks(shah) & !ours & to_mask & !self.danger(shah) {
+        for to in attacks::shah_attacks(shah) & !ours & to_mask & !danger {
             if !f(Move {
                 role: Role::Shah,
                 from: shah,
@@ -578,7 +631,7 @@ impl Position {
             }
         }
 
-        let Some(ctx) = self.non_shah_context(shah) else {
+        let Some(ctx) = ctx else {
             return true;
         };
         let last_rank = Bitboard::rank(us.fold(7, 0));

@@ -204,6 +204,18 @@ fn move_counts_equal_the_listed_moves() {
         let quiet = moves.iter().filter(|m| !m.is_conversion()).count() as u64;
         assert_eq!(pos.count_legal_moves(), moves.len() as u64, "{pos:?}");
         assert_eq!(pos.count_quiet_moves(), quiet, "{pos:?}");
+        let mut conversions = Vec::new();
+        let counted = pos.count_quiet_and_each_conversion(|m| {
+            conversions.push(m);
+            true
+        });
+        assert_eq!(counted, Some(quiet), "{pos:?}");
+        let want: Vec<Move> = moves
+            .iter()
+            .filter(|m| m.is_conversion())
+            .copied()
+            .collect();
+        assert_eq!(conversions, want, "{pos:?}");
         quiet_seen += quiet;
         checks += usize::from(pos.is_check());
     }

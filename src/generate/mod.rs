@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
+use crate::board::Board;
 use crate::color::Color;
 use crate::fen::Fen;
 use crate::index::TableIndex;
@@ -41,6 +42,7 @@ use crate::position::{MoveList, Position};
 use crate::retro::UnMoveKinds;
 use crate::role::{Piece, Role};
 use crate::rules::RuleSet;
+use crate::square::Square;
 use crate::value::{Value, Wdl};
 
 pub mod files;
@@ -216,6 +218,9 @@ pub struct Generator<'a> {
     /// Per block of `1 << MARK_SHIFT` slots, bit `d % 64` is set once a slot of the block
     /// has been given a value at distance `d`: a ply pass skips the blocks without one.
     marks: Vec<AtomicU64>,
+    /// One bit a slot: set when a ply pass decides the slot and lists it for the next
+    /// pass, so that the scan of marked blocks passes over it.
+    listed: Vec<AtomicU64>,
     /// The packed conversion codes the seed found (see [`Generated::conversions`]).
     conversions: Vec<u8>,
     max_distance: AtomicU32,
@@ -239,6 +244,7 @@ impl<'a> Generator<'a> {
             codes: Vec::new(),
             counters: Vec::new(),
             marks: Vec::new(),
+            listed: Vec::new(),
             conversions: Vec::new(),
             max_distance: AtomicU32::new(0),
             error: std::sync::Mutex::new(None),
@@ -258,6 +264,19 @@ impl<'a> Generator<'a> {
         if mark.load(Ordering::Relaxed) & bit == 0 {
             mark.fetch_or(bit, Ordering::Relaxed);
         }
+    }
+
+    /// Lists a slot just decided at the next ply's distance.
+    #[inline]
+    fn list(&self, slot: u64, next: &mut Vec<u64>) {
+        self.listed[(slot / 64) as usize].fetch_or(1 << (slot % 64), Ordering::Relaxed);
+        next.push(slot);
+    }
+
+    /// Whether a slot was listed (see [`Generator::list`]).
+    #[inline]
+    fn is_listed(&self, slot: u64) -> bool {
+        self.listed[(slot / 64) as usize].load(Ordering::Relaxed) & (1 << (slot % 64)) != 0
     }
 
     /// The conversion code the seed found for a slot (see [`Generated::conversions`]).
@@ -280,10 +299,11 @@ impl<'a> Generator<'a> {
             .is_some()
     }
 
-    /// The position at a global slot (side to move and index), if the slot is used.
-    fn position_at(&self, slot: u64) -> Option<Position> {
-        let (turn, i) = self.index.split_slot(slot);
-        let board = self.index.decode(i)?;
+    /// The position at index `i` with `turn` to move, given the index's decoded board, if
+    /// the slot is used.
+    #[inline]
+    fn position_of(&self, turn: Color, i: u64, board: Option<Board>) -> Option<Position> {
+        let board = board?;
         // A decoded board has the material, one shah a side, the shahs apart and pawns on
         // ranks 2-7: only the check on the side not to move is left to rule out.
         let shah = board.shah_of(!turn)?;
@@ -321,8 +341,8 @@ impl<'a> Generator<'a> {
         board: &crate::board::Board,
         fixed: bool,
         piece: Piece,
-        from: crate::square::Square,
-        to: crate::square::Square,
+        from: Square,
+        to: Square,
         turn: Color,
         next: impl FnOnce() -> Position,
     ) -> Result<u64, Position> {
@@ -331,10 +351,29 @@ impl<'a> Generator<'a> {
             let k = self.index.slot(turn, k);
             debug_assert_eq!(Some(k), self.slot_of(&next()));
             Ok(k)
+        } else if let Some(k) = fixed
+            .then(|| self.shah_move_index(i, board, piece.color, to))
+            .flatten()
+        {
+            let k = self.index.slot(turn, k);
+            debug_assert_eq!(Some(k), self.slot_of(&next()));
+            Ok(k)
         } else {
             let p = next();
             self.slot_of(&p).ok_or(p)
         }
+    }
+
+    /// The index after the shah of `color` moves to `to` on the board of index `i` (as
+    /// decoded), where the board keeps its orientation (see
+    /// [`TableIndex::index_after_shah_move`]).
+    #[inline]
+    fn shah_move_index(&self, i: u64, board: &Board, color: Color, to: Square) -> Option<u64> {
+        let (wk, bk) = match color {
+            Color::White => (to, board.shah_of(Color::Black)?),
+            Color::Black => (board.shah_of(Color::White)?, to),
+        };
+        self.index.index_after_shah_move(i, wk, bk)
     }
 
     /// Runs every pass and returns the table.
@@ -346,6 +385,7 @@ impl<'a> Generator<'a> {
         self.marks = (0..total.div_ceil(1 << MARK_SHIFT))
             .map(|_| AtomicU64::new(0))
             .collect();
+        self.listed = (0..total.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
 
         self.conversions = self.seed();
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -357,6 +397,7 @@ impl<'a> Generator<'a> {
         }
         self.counters = Vec::new();
         self.marks = Vec::new();
+        self.listed = Vec::new();
         let conversions = std::mem::take(&mut self.conversions);
         let codes: Vec<u16> = std::mem::take(&mut self.codes)
             .into_iter()
@@ -389,8 +430,32 @@ impl<'a> Generator<'a> {
                     let hi = (lo + CHUNK).min(total);
                     let mut max = 0;
                     let mut packed = vec![0u8; (hi - lo).div_ceil(4) as usize];
+                    // Consecutive indices differ in the last group first: where that is a
+                    // single piece, the rest of the board is decoded once per square run.
+                    let last = self.index.last_single();
+                    let mut prefix: (u64, Option<Board>) = (u64::MAX, None);
                     for slot in lo..hi {
-                        let (d, conversion) = self.seed_one(slot, moves, kids);
+                        let (turn, i) = self.index.split_slot(slot);
+                        let board = match last {
+                            Some((piece, offset, squares)) => {
+                                let key = i / squares;
+                                if key != prefix.0 {
+                                    prefix = (key, self.index.decode_without_last(i));
+                                }
+                                let sq = Square::new(offset + (i % squares) as u32);
+                                prefix
+                                    .1
+                                    .filter(|b| !b.occupied().contains(sq))
+                                    .map(|mut b| {
+                                        b.put_on_empty(sq, piece);
+                                        b
+                                    })
+                            }
+                            None => self.index.decode(i),
+                        };
+                        debug_assert_eq!(board, self.index.decode(i));
+                        let pos = self.position_of(turn, i, board);
+                        let (d, conversion) = self.seed_one(slot, pos, moves, kids);
                         if let Some(d) = d {
                             max = max.max(d);
                         }
@@ -414,8 +479,14 @@ impl<'a> Generator<'a> {
 
     /// Seeds one slot; returns the distance of a (tentative) decided value and the
     /// conversion code of the slot (see [`Generated::conversions`]).
-    fn seed_one(&self, slot: u64, moves: &mut MoveList, kids: &mut Vec<u64>) -> (Option<u32>, u8) {
-        let (d, best_conversion) = self.seed_slot(slot, moves, kids);
+    fn seed_one(
+        &self,
+        slot: u64,
+        pos: Option<Position>,
+        moves: &mut MoveList,
+        kids: &mut Vec<u64>,
+    ) -> (Option<u32>, u8) {
+        let (d, best_conversion) = self.seed_slot(slot, pos, moves, kids);
         (d, best_conversion.map_or(0, |v| conversion_code(v.wdl())))
     }
 
@@ -424,11 +495,12 @@ impl<'a> Generator<'a> {
     fn seed_slot(
         &self,
         slot: u64,
+        pos: Option<Position>,
         moves: &mut MoveList,
         kids: &mut Vec<u64>,
     ) -> (Option<u32>, Option<Value>) {
         let s = slot as usize;
-        let Some(pos) = self.position_at(slot) else {
+        let Some(pos) = pos else {
             self.codes[s].store(UNUSED, Ordering::Relaxed);
             return (None, None);
         };
@@ -444,22 +516,28 @@ impl<'a> Generator<'a> {
                 // the quiet moves are counted in bulk; only conversions are played
                 let mut best_conversion: Option<Value> = None;
                 let mut error = None;
-                pos.for_each_conversion(|m| match self.sub.value(&pos.play_unchecked(&m)) {
-                    Ok(v) => {
-                        let v = v.parent();
-                        best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
-                        true
-                    }
-                    Err(e) => {
-                        error = Some(e);
-                        false
+                let quiet = pos.count_quiet_and_each_conversion(|m| {
+                    match self.sub.value(&pos.play_unchecked(&m)) {
+                        Ok(v) => {
+                            let v = v.parent();
+                            best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
+                            true
+                        }
+                        Err(e) => {
+                            error = Some(e);
+                            false
+                        }
                     }
                 });
-                if let Some(e) = error {
-                    self.fail(e);
-                    return (None, None);
+                match (quiet, error) {
+                    (Some(quiet), None) => (quiet as usize, best_conversion),
+                    (_, e) => {
+                        self.fail(e.unwrap_or_else(|| {
+                            GenError::Inconsistent("conversion search stopped".to_string())
+                        }));
+                        return (None, None);
+                    }
                 }
-                (pos.count_quiet_moves() as usize, best_conversion)
             };
         if quiet == 0 && best_conversion.is_none() {
             // mate or stalemate: the rules decide
@@ -565,6 +643,11 @@ impl<'a> Generator<'a> {
     }
 
     fn retrograde(&self) {
+        // The frontier of ply `n`: the slots decided at distance `n` during ply `n - 1`
+        // (each pushed by the one thread that decided it), and the blocks marked for `n`
+        // by the seed or by a loss that a conversion makes longer.
+        let mut frontier: Vec<Vec<u64>> = Vec::new();
+        let blocks = self.marks.len() as u64;
         let total = 2 * self.size();
         let mut n: u32 = 0;
         loop {
@@ -573,28 +656,57 @@ impl<'a> Generator<'a> {
                 break;
             }
             let want = (n + 1) as u16;
-            self.progress
-                .begin(&format!("{} ply {n}", self.index.material()), total);
-            (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
-                || (Vec::with_capacity(64), MoveList::new()),
-                |(preds, moves), chunk| {
-                    let lo = chunk * CHUNK;
-                    let hi = (lo + CHUNK).min(total);
-                    let bit = 1u64 << (n % 64);
-                    for block in (lo >> MARK_SHIFT)..hi.div_ceil(1 << MARK_SHIFT) {
-                        if self.marks[block as usize].load(Ordering::Relaxed) & bit == 0 {
-                            continue;
+            let bit = 1u64 << (n % 64);
+            let listed: u64 = frontier.iter().map(|v| v.len() as u64).sum();
+            self.progress.begin(
+                &format!("{} ply {n}", self.index.material()),
+                listed + total,
+            );
+            let from_list: Vec<Vec<u64>> = frontier
+                .par_iter()
+                .flat_map(|v| v.par_chunks(1 << 12))
+                .map_init(
+                    || (Vec::with_capacity(64), MoveList::new()),
+                    |(preds, moves), slots| {
+                        let mut next = Vec::new();
+                        for &slot in slots {
+                            self.propagate(slot, n, preds, moves, &mut next);
                         }
-                        let start = block << MARK_SHIFT;
-                        for slot in start..(start + (1 << MARK_SHIFT)).min(hi) {
-                            if self.codes[slot as usize].load(Ordering::Relaxed) == want {
-                                self.propagate(slot, n, preds, moves);
+                        self.progress.advance(slots.len() as u64);
+                        next
+                    },
+                )
+                .collect();
+            let from_marks: Vec<Vec<u64>> = (0..blocks.div_ceil(16))
+                .into_par_iter()
+                .map_init(
+                    || (Vec::with_capacity(64), MoveList::new()),
+                    |(preds, moves), group| {
+                        let mut next = Vec::new();
+                        for block in group * 16..(group * 16 + 16).min(blocks) {
+                            if self.marks[block as usize].load(Ordering::Relaxed) & bit == 0 {
+                                continue;
+                            }
+                            let start = block << MARK_SHIFT;
+                            for slot in start..(start + (1 << MARK_SHIFT)).min(total) {
+                                if self.codes[slot as usize].load(Ordering::Relaxed) == want
+                                    && !self.is_listed(slot)
+                                {
+                                    self.propagate(slot, n, preds, moves, &mut next);
+                                }
                             }
                         }
-                    }
-                    self.progress.advance(hi - lo);
-                },
-            );
+                        self.progress
+                            .advance(((group * 16 + 16).min(blocks) - group * 16) << MARK_SHIFT);
+                        next
+                    },
+                )
+                .collect();
+            frontier = from_list
+                .into_iter()
+                .chain(from_marks)
+                .filter(|v| !v.is_empty())
+                .collect();
             self.progress.end();
             n += 1;
         }
@@ -671,6 +783,10 @@ impl<'a> Generator<'a> {
             if before.attackers_to(victim, mover, before.occupied()).any() {
                 continue;
             }
+            if let Some(k) = self.shah_move_index(i, board, mover, from) {
+                preds.push(self.index.slot(mover, k));
+                continue;
+            }
             let prev = Position::from_board_unchecked(before, mover);
             match self.slot_of(&prev) {
                 Some(p) => preds.push(p),
@@ -693,7 +809,14 @@ impl<'a> Generator<'a> {
     }
 
     /// Spreads the value of a position decided at distance `n` to its predecessors.
-    fn propagate(&self, slot: u64, n: u32, preds: &mut Vec<u64>, moves: &mut MoveList) {
+    fn propagate(
+        &self,
+        slot: u64,
+        n: u32,
+        preds: &mut Vec<u64>,
+        moves: &mut MoveList,
+        next: &mut Vec<u64>,
+    ) {
         let pos = self.used_position_at(slot);
         let (_, i) = self.index.split_slot(slot);
         let mover = !pos.turn();
@@ -720,9 +843,17 @@ impl<'a> Generator<'a> {
             let win = (n + 2) as u16;
             for &p in preds.iter() {
                 let cell = &self.codes[p as usize];
-                let cur = cell.load(Ordering::Relaxed);
-                if cur == 0 || (cur != UNUSED && cur > win && distance(cur) % 2 == 1) {
-                    self.decide(p as usize, win);
+                let mut cur = cell.load(Ordering::Relaxed);
+                // exactly one thread decides it, and lists it for the next ply
+                while cur == 0 || (cur != UNUSED && cur > win && distance(cur) % 2 == 1) {
+                    match cell.compare_exchange_weak(cur, win, Ordering::Relaxed, Ordering::Relaxed)
+                    {
+                        Ok(_) => {
+                            self.list(p, next);
+                            break;
+                        }
+                        Err(now) => cur = now,
+                    }
                 }
             }
             self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
@@ -738,7 +869,7 @@ impl<'a> Generator<'a> {
                     continue;
                 }
                 if c.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    self.settle_loss(p, n, moves);
+                    self.settle_loss(p, n, moves, next);
                 }
             }
         }
@@ -748,7 +879,7 @@ impl<'a> Generator<'a> {
     /// distance `n` (wins are spread in order of distance): it is lost, as late as its
     /// best successor allows. Only its conversions can resist longer than `n`, and the
     /// seed recorded whether it has any.
-    fn settle_loss(&self, slot: u64, n: u32, moves: &mut MoveList) {
+    fn settle_loss(&self, slot: u64, n: u32, moves: &mut MoveList, next: &mut Vec<u64>) {
         let mut worst: u32 = n;
         if self.conversion_code_at(slot) != 0 {
             let pos = self.used_position_at(slot);
@@ -781,7 +912,12 @@ impl<'a> Generator<'a> {
         if loss > MAX_DTM {
             return self.fail(GenError::TooLong(self.index.material()));
         }
-        self.decide(slot as usize, code_of(Value::Loss(loss)));
+        if loss == n + 1 {
+            self.codes[slot as usize].store(code_of(Value::Loss(loss)), Ordering::Relaxed);
+            self.list(slot, next);
+        } else {
+            self.decide(slot as usize, code_of(Value::Loss(loss)));
+        }
         self.max_distance.fetch_max(loss, Ordering::Relaxed);
     }
 
