@@ -841,9 +841,18 @@ impl<'a> Generator<'a> {
                 return;
             }
             let win = (n + 2) as u16;
-            for &p in preds.iter() {
+            // Plain loads first: their cache misses overlap, where a locked
+            // compare-exchange would wait for each in turn.
+            let mut seen = [0u16; 64];
+            for (k, &p) in preds.iter().enumerate().take(seen.len()) {
+                seen[k] = self.codes[p as usize].load(Ordering::Relaxed);
+            }
+            for (k, &p) in preds.iter().enumerate() {
                 let cell = &self.codes[p as usize];
-                let mut cur = cell.load(Ordering::Relaxed);
+                let mut cur = seen
+                    .get(k)
+                    .copied()
+                    .unwrap_or_else(|| cell.load(Ordering::Relaxed));
                 // exactly one thread decides it, and lists it for the next ply
                 while cur == 0 || (cur != UNUSED && cur > win && distance(cur) % 2 == 1) {
                     match cell.compare_exchange_weak(cur, win, Ordering::Relaxed, Ordering::Relaxed)
@@ -856,12 +865,23 @@ impl<'a> Generator<'a> {
                     }
                 }
             }
-            self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
+            if self.max_distance.load(Ordering::Relaxed) < n + 1 {
+                self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
+            }
         } else {
-            // a win at n: one more successor of each predecessor is lost for it
-            for &p in preds.iter() {
+            // a win at n: one more successor of each predecessor is lost for it (plain
+            // loads first, as above)
+            let mut open = [true; 64];
+            for (k, &p) in preds.iter().enumerate().take(open.len()) {
                 let pi = p as usize;
-                if is_decided(self.codes[pi].load(Ordering::Relaxed)) {
+                open[k] = !is_decided(self.codes[pi].load(Ordering::Relaxed))
+                    && self.counters[pi].load(Ordering::Relaxed) != NEVER_LOST;
+            }
+            for (k, &p) in preds.iter().enumerate() {
+                let pi = p as usize;
+                if !open.get(k).copied().unwrap_or(true)
+                    || is_decided(self.codes[pi].load(Ordering::Relaxed))
+                {
                     continue;
                 }
                 let c = &self.counters[pi];
@@ -918,7 +938,9 @@ impl<'a> Generator<'a> {
         } else {
             self.decide(slot as usize, code_of(Value::Loss(loss)));
         }
-        self.max_distance.fetch_max(loss, Ordering::Relaxed);
+        if self.max_distance.load(Ordering::Relaxed) < loss {
+            self.max_distance.fetch_max(loss, Ordering::Relaxed);
+        }
     }
 
     /// Checks a loss that [`Generator::settle_loss`] found by forward generation (debug
