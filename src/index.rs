@@ -480,6 +480,47 @@ impl TableIndex {
         index + new * g.weight - old * g.weight
     }
 
+    /// The frame in which the quiet moves of a piece other than a shah from `board` (in
+    /// stored colours) are indexed by arithmetic ([`MoveFrame::index_after_move`]), or
+    /// `None` when the symmetry [`TableIndex::encode`] applies is ambiguous (both shahs
+    /// on the diagonal, no pawns: then encode the board after the move) or the board is
+    /// not of this material. While the shahs stand still the symmetry stays the same, so
+    /// one frame serves every such move of the position.
+    #[must_use]
+    pub fn move_frame(&self, board: &Board) -> Option<MoveFrame<'_>> {
+        let wk = board.shah_of(Color::White)?.index();
+        let bk = board.shah_of(Color::Black)?.index();
+        let mut t = 0usize;
+        if wk % 8 > 3 {
+            t |= 1;
+        }
+        if !self.pawns {
+            let w1 = TRANSFORMS[t][wk] as usize;
+            if w1 / 8 > 3 {
+                t |= 2;
+            }
+            let w2 = TRANSFORMS[t][wk] as usize;
+            if w2 / 8 > w2 % 8 {
+                t |= 4;
+            }
+            let w3 = TRANSFORMS[t][wk] as usize;
+            if w3 / 8 == w3 % 8 {
+                let b3 = TRANSFORMS[t][bk] as usize;
+                if b3 / 8 > b3 % 8 {
+                    t ^= 4;
+                } else if b3 / 8 == b3 % 8 {
+                    return None;
+                }
+            }
+        }
+        let base = self.encode_with(board, t)?;
+        Some(MoveFrame {
+            index: self,
+            transform: &TRANSFORMS[t],
+            base,
+        })
+    }
+
     /// Whether the index could be a non-canonical mirror image (both shahs on the
     /// diagonal, no pawns): only such indices need [`TableIndex::is_canonical`].
     #[must_use]
@@ -489,6 +530,57 @@ impl TableIndex {
         }
         let (wk, bk) = kk_table(false).pairs[(index / self.rest) as usize];
         wk / 8 == wk % 8 && bk / 8 == bk % 8
+    }
+}
+
+/// A board's place in its table's index, for computing the indices of its quiet moves
+/// without encoding each board anew (see [`TableIndex::move_frame`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MoveFrame<'a> {
+    index: &'a TableIndex,
+    transform: &'static [u8; 64],
+    /// The index of the board itself.
+    base: u64,
+}
+
+impl MoveFrame<'_> {
+    /// The index of the board itself.
+    #[must_use]
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// The index after `piece` (not a shah), which stands on `from` of `board` (the board
+    /// of this frame, in the same colours), moves to the empty square `to` (a pawn stays
+    /// on ranks 2-7): what [`TableIndex::encode`] gives for the board after the move.
+    #[inline]
+    #[must_use]
+    pub fn index_after_move(&self, board: &Board, piece: Piece, from: Square, to: Square) -> u64 {
+        debug_assert!(piece.role != Role::Shah);
+        let ix = self.index;
+        let g = &ix.groups[usize::from(ix.group_of[piece.color.index() * 6 + piece.role.index()])];
+        let tr = self.transform;
+        let (old, new) = if g.count == 1 {
+            // the pawn offset cancels out of the difference
+            (u64::from(tr[from.index()]), u64::from(tr[to.index()]))
+        } else {
+            let image = |bb: Bitboard| -> Bitboard {
+                let mut out = Bitboard::EMPTY;
+                for s in bb {
+                    out.insert(Square::new(u32::from(tr[s.index()])));
+                }
+                out
+            };
+            let colex = |bb: Bitboard| -> u64 {
+                bb.into_iter()
+                    .enumerate()
+                    .map(|(k, s)| BINOM[s.index() - g.offset as usize][k + 1])
+                    .sum()
+            };
+            let bb = board.by_piece(piece);
+            (colex(image(bb)), colex(image(bb.without(from).with(to))))
+        };
+        self.base + new * g.weight - old * g.weight
     }
 }
 
@@ -556,6 +648,54 @@ mod tests {
                 }
             }
             assert!(checked > 1000);
+        }
+    }
+
+    #[test]
+    fn move_frame_matches_encode() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for name in ["KQvKQ", "KRvKQ", "KRRvKN", "KPPvKB", "KBvKP", "KNNvKQ"] {
+            let idx = TableIndex::new(name.parse().unwrap());
+            let (mut framed, mut checked) = (0, 0);
+            for _ in 0..3000 {
+                // a random board of the material, in any orientation
+                let Some(board) = idx.decode(rng.gen_range(0..idx.size())) else {
+                    continue;
+                };
+                let t = rng.gen_range(0..if idx.pawns { 2 } else { 8 });
+                let board = board.transform(|s| Square::new(u32::from(TRANSFORMS[t][s.index()])));
+                let Some(frame) = idx.move_frame(&board) else {
+                    continue;
+                };
+                framed += 1;
+                assert_eq!(Some(frame.base()), idx.encode(&board), "{name} {board:?}");
+                for (from, piece) in board.pieces() {
+                    if piece.role == Role::Shah {
+                        continue;
+                    }
+                    for to in 0..64 {
+                        let to = Square::new(to);
+                        if board.occupied().contains(to)
+                            || (piece.role == Role::Pawn && !(1..7).contains(&to.rank()))
+                        {
+                            continue;
+                        }
+                        let mut b = board;
+                        b.move_piece(piece.color, piece.role, from, to, piece.role);
+                        assert_eq!(
+                            Some(frame.index_after_move(&board, piece, from, to)),
+                            idx.encode(&b),
+                            "{name} {board:?} {from}{to}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+            assert!(
+                framed > 1000 && checked > 10_000,
+                "{name}: {framed} {checked}"
+            );
         }
     }
 
