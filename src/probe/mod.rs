@@ -16,13 +16,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::board::Board;
 use crate::color::Color;
 use crate::fen::Fen;
 use crate::format::{FormatError, Metric, TableFile};
 use crate::generate::stats::TableStats;
-use crate::index::{INDEX_SCHEME, TableIndex};
+use crate::index::{INDEX_SCHEME, MoveFrame, TableIndex};
 use crate::material::Material;
-use crate::position::Position;
+use crate::position::{Move, Position};
+use crate::role::{Piece, Role};
 use crate::rules::{EndReason, RuleSet};
 use crate::value::{Value, Wdl};
 
@@ -160,6 +162,47 @@ impl ProbeResult {
     pub fn best_moves(&self) -> impl Iterator<Item = &MoveValue> {
         self.moves.iter().filter(|m| m.value == self.value)
     }
+}
+
+/// The answer for one position with its moves as [`Move`]s, not text: what
+/// [`Tablebase::probe_moves`] gives, for callers that write their own output (the gRPC
+/// service); [`ProbeResult`] is the same answer with the FEN and UCI strings written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveProbe {
+    /// The value for the side to move.
+    pub value: Value,
+    /// How the game ended, if it has.
+    pub end: Option<EndReason>,
+    /// Every legal move with the probed side's result if it plays it, best first, moves
+    /// of equal value in the order of their UCI names (empty once the game has ended).
+    pub moves: Vec<(Move, Value)>,
+}
+
+/// A key that orders moves as their UCI names sort (`a1b2` < `a1b2q` < `a1b3`).
+fn uci_order(m: &Move) -> u32 {
+    (m.from.file() << 12)
+        | (m.from.rank() << 9)
+        | (m.to.file() << 6)
+        | (m.to.rank() << 3)
+        | u32::from(m.promotion)
+}
+
+/// What the quiet moves (no capture, no promotion) of one position share: their
+/// successors are in the same table, so no material is looked up for them. The index of
+/// a successor after a move of a piece other than a shah is computed from the position's
+/// own ([`MoveFrame::index_after_move`]); after a shah move (which may change the
+/// symmetry) its board is encoded.
+struct QuietMoves<'a> {
+    file: &'a TableFile,
+    index: &'a TableIndex,
+    /// `None` if the symmetry is ambiguous: then every successor is encoded.
+    frame: Option<MoveFrame<'a>>,
+    /// The position's board in the colours the successors are stored in.
+    board: Board,
+    /// Whether that board has colours swapped (and ranks flipped).
+    swapped: bool,
+    /// The slot of index 0 for the successors' side to move, as stored.
+    first_slot: u64,
 }
 
 /// One move of an optimal line.
@@ -461,28 +504,116 @@ impl Tablebase {
             return Ok(Some(v));
         }
         let (slot, stored, s) = self.locate(pos)?;
-        let (file, code) = match access {
-            Access::Read => {
-                let file = self.file(slot, stored, Metric::Dtm)?;
-                (file, file.get(s)?)
-            }
+        let file = match access {
+            Access::Read => self.file(slot, stored, Metric::Dtm)?,
             Access::Cached => {
                 let Some(file) = slot.dtm.get() else {
                     return Ok(None);
                 };
-                let Some(code) = file.get_cached(s)? else {
-                    return Ok(None);
-                };
-                (file, code)
+                file
             }
         };
-        if code == crate::format::UNUSED || Value::from_dtm_code(code).to_dtm_code() != Some(code) {
+        Self::dtm_value(file, s, access)
+    }
+
+    /// The value at slot `s` of a DTM file, or `None` if `access` is [`Access::Cached`]
+    /// and its block is not in the cache.
+    #[inline]
+    fn dtm_value(file: &TableFile, s: u64, access: Access) -> Result<Option<Value>, ProbeError> {
+        let code = match access {
+            Access::Read => file.get(s)?,
+            Access::Cached => match file.get_cached(s)? {
+                Some(code) => code,
+                None => return Ok(None),
+            },
+        };
+        let value = Value::from_dtm_code(code);
+        if code == crate::format::UNUSED || value.to_dtm_code() != Some(code) {
             return Err(ProbeError::Corrupt {
                 path: file.path().to_path_buf(),
                 message: format!("value code {code} at index {s} is not a value"),
             });
         }
-        Ok(Some(Value::from_dtm_code(code)))
+        Ok(Some(value))
+    }
+
+    /// What the quiet moves of `pos` share ([`QuietMoves`]), or `None` if they must be
+    /// looked up one by one: no table for the material (the lookups report why), or
+    /// `access` is [`Access::Cached`] and the DTM file is not open.
+    fn quiet_moves(
+        &self,
+        pos: &Position,
+        access: Access,
+    ) -> Result<Option<QuietMoves<'_>>, ProbeError> {
+        let m = Material::from_board(pos.board());
+        if m.men() > MAX_MEN || m.is_decided_by_rules() {
+            return Ok(None);
+        }
+        let stored = m.normalized();
+        let Some(slot) = self.slots.get(&stored) else {
+            return Ok(None);
+        };
+        // as `locate` stores the successors, whose side to move is the other one
+        let turn = !pos.turn();
+        let swapped = m.is_mirrored_form() || (m.is_symmetric() && turn == Color::Black);
+        let board = if swapped {
+            pos.board().swap_colors()
+        } else {
+            *pos.board()
+        };
+        let frame = slot.index.move_frame(&board);
+        let file = match access {
+            Access::Read => self.file(slot, stored, Metric::Dtm)?,
+            Access::Cached => match slot.dtm.get() {
+                Some(file) => file,
+                None => return Ok(None),
+            },
+        };
+        let stored_turn = if swapped { !turn } else { turn };
+        Ok(Some(QuietMoves {
+            file,
+            index: &slot.index,
+            frame,
+            board,
+            swapped,
+            first_slot: slot.index.slot(stored_turn, 0),
+        }))
+    }
+
+    /// The value of the position after `m` (a legal move of `pos`) for its side to move.
+    #[inline]
+    fn value_after(
+        &self,
+        pos: &Position,
+        m: &Move,
+        quiet: Option<&QuietMoves<'_>>,
+        access: Access,
+    ) -> Result<Option<Value>, ProbeError> {
+        let Some(q) = quiet.filter(|_| !m.is_conversion()) else {
+            return self.value_with(&pos.play_unchecked(m), access);
+        };
+        let (color, from, to) = if q.swapped {
+            (!pos.turn(), m.from.flip_vertical(), m.to.flip_vertical())
+        } else {
+            (pos.turn(), m.from, m.to)
+        };
+        let i = match q.frame {
+            Some(frame) if m.role != Role::Shah => {
+                let piece = Piece {
+                    color,
+                    role: m.role,
+                };
+                frame.index_after_move(&q.board, piece, from, to)
+            }
+            _ => {
+                let mut board = q.board;
+                board.move_piece(color, m.role, from, to, m.role);
+                q.index
+                    .encode(&board)
+                    .expect("a legal position of the table's material has an index")
+            }
+        };
+        Self::dtm_value(q.file, q.first_slot + i, access)
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.
@@ -560,6 +691,39 @@ impl Tablebase {
         pos: &Position,
         access: Access,
     ) -> Result<Option<ProbeResult>, ProbeError> {
+        let Some(probe) = self.moves_with(pos, access)? else {
+            return Ok(None);
+        };
+        Ok(Some(ProbeResult {
+            fen: pos.fen(),
+            material: Material::from_board(pos.board()),
+            rules: self.rules,
+            value: probe.value,
+            end: probe.end,
+            moves: probe
+                .moves
+                .iter()
+                .map(|(m, value)| MoveValue {
+                    uci: m.to_uci(),
+                    value: *value,
+                })
+                .collect(),
+        }))
+    }
+
+    /// [`Tablebase::probe`] with the moves as [`Move`]s: no FEN or UCI text written.
+    pub fn probe_moves(&self, pos: &Position) -> Result<MoveProbe, ProbeError> {
+        Ok(self
+            .moves_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::probe_moves`] from memory only, as [`Tablebase::probe_cached`].
+    pub fn probe_moves_cached(&self, pos: &Position) -> Result<Option<MoveProbe>, ProbeError> {
+        self.moves_with(pos, Access::Cached)
+    }
+
+    fn moves_with(&self, pos: &Position, access: Access) -> Result<Option<MoveProbe>, ProbeError> {
         let Some(value) = self.value_with(pos, access)? else {
             return Ok(None);
         };
@@ -568,26 +732,17 @@ impl Tablebase {
         if end.is_none() {
             let legal = pos.legal_moves();
             moves.reserve_exact(legal.len());
+            let quiet = self.quiet_moves(pos, access)?;
             for m in legal.iter() {
-                let child = pos.play_unchecked(m);
-                let Some(v) = self.value_with(&child, access)? else {
+                let Some(v) = self.value_after(pos, m, quiet.as_ref(), access)? else {
                     return Ok(None);
                 };
-                moves.push(MoveValue {
-                    uci: m.to_uci(),
-                    value: v.parent(),
-                });
+                moves.push((*m, v.parent()));
             }
-            moves.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.uci.cmp(&b.uci)));
+            // best first, ties in UCI order: one integer key a move
+            moves.sort_unstable_by_key(|(m, v)| (std::cmp::Reverse(v.rank()), uci_order(m)));
         }
-        Ok(Some(ProbeResult {
-            fen: pos.fen(),
-            material: Material::from_board(pos.board()),
-            rules: self.rules,
-            value,
-            end,
-            moves,
-        }))
+        Ok(Some(MoveProbe { value, end, moves }))
     }
 
     /// An optimal line from `pos` to the end of the game: the winner hurries, the loser
