@@ -177,28 +177,34 @@ impl Fen {
     }
 
     fn write(&self, fa: bool) -> String {
-        let mut out = String::with_capacity(64);
+        // The letters square by square from the bitboards (servers write one FEN a probe:
+        // cheaper than asking each square for its piece).
+        let board = &self.0.board;
+        let mut letters = [0u8; 64];
+        for (sq, p) in board.pieces() {
+            let c = if fa {
+                p.role.upper_char_fa()
+            } else {
+                p.role.upper_char()
+            } as u8;
+            letters[sq.index()] = match p.color {
+                Color::White => c,
+                Color::Black => c.to_ascii_lowercase(),
+            };
+        }
+        let mut out = String::with_capacity(40);
         for rank in (0..8).rev() {
             let mut empty = 0;
-            for file in 0..8 {
-                match self.0.board.piece_at(Square::from_coords(file, rank)) {
-                    None => empty += 1,
-                    Some(p) => {
-                        if empty > 0 {
-                            out.push(char::from(b'0' + empty));
-                            empty = 0;
-                        }
-                        let c = if fa {
-                            p.role.upper_char_fa()
-                        } else {
-                            p.role.upper_char()
-                        };
-                        out.push(match p.color {
-                            Color::White => c,
-                            Color::Black => c.to_ascii_lowercase(),
-                        });
-                    }
+            for &c in &letters[rank * 8..rank * 8 + 8] {
+                if c == 0 {
+                    empty += 1;
+                    continue;
                 }
+                if empty > 0 {
+                    out.push(char::from(b'0' + empty));
+                    empty = 0;
+                }
+                out.push(char::from(c));
             }
             if empty > 0 {
                 out.push(char::from(b'0' + empty));
@@ -209,8 +215,12 @@ impl Fen {
         }
         out.push(' ');
         out.push(self.0.turn.char());
-        // Writing into a String cannot fail.
-        let _ = write!(out, " - - {} {}", self.0.halfmoves, self.0.fullmoves);
+        if (self.0.halfmoves, self.0.fullmoves) == (0, 1) {
+            out.push_str(" - - 0 1");
+        } else {
+            // Writing into a String cannot fail.
+            let _ = write!(out, " - - {} {}", self.0.halfmoves, self.0.fullmoves);
+        }
         out
     }
 }
@@ -236,15 +246,20 @@ impl Position {
 
 fn parse_board(field: &str) -> Result<Board, ParseFenError> {
     let err = |why: String| ParseFenError::Board(why);
-    let ranks: Vec<&str> = field.split('/').collect();
-    if ranks.len() != 8 {
-        return Err(err(format!(
-            "{} ranks, expected 8 separated by /",
-            ranks.len()
-        )));
+    // By bytes rather than `split('/')`: servers read one FEN a request.
+    let count = 1 + field.bytes().filter(|&b| b == b'/').count();
+    if count != 8 {
+        return Err(err(format!("{count} ranks, expected 8 separated by /")));
     }
     let mut board = Board::empty();
-    for (i, rank_str) in ranks.iter().enumerate() {
+    let mut rest = field;
+    for i in 0..8 {
+        // '/' is ASCII, so both sides of it are whole characters.
+        let (rank_str, tail) = match rest.bytes().position(|b| b == b'/') {
+            Some(p) => (&rest[..p], &rest[p + 1..]),
+            None => (rest, ""),
+        };
+        rest = tail;
         let rank = 7 - i as u32;
         let mut file = 0u32;
         for c in rank_str.chars() {
