@@ -490,6 +490,20 @@ impl TableIndex {
     pub fn move_frame(&self, board: &Board) -> Option<MoveFrame<'_>> {
         let wk = board.shah_of(Color::White)?.index();
         let bk = board.shah_of(Color::Black)?.index();
+        let t = self.symmetry(wk, bk)?;
+        let base = self.encode_with(board, t)?;
+        Some(MoveFrame {
+            index: self,
+            t,
+            base,
+        })
+    }
+
+    /// The transform [`TableIndex::encode`] applies for shahs on `wk` and `bk`, or `None`
+    /// if it is ambiguous (both shahs on the diagonal, no pawns: then `encode` takes the
+    /// smaller index of two images).
+    #[inline]
+    fn symmetry(&self, wk: usize, bk: usize) -> Option<usize> {
         let mut t = 0usize;
         if wk % 8 > 3 {
             t |= 1;
@@ -513,12 +527,7 @@ impl TableIndex {
                 }
             }
         }
-        let base = self.encode_with(board, t)?;
-        Some(MoveFrame {
-            index: self,
-            transform: &TRANSFORMS[t],
-            base,
-        })
+        Some(t)
     }
 
     /// Whether the index could be a non-canonical mirror image (both shahs on the
@@ -538,7 +547,8 @@ impl TableIndex {
 #[derive(Clone, Copy, Debug)]
 pub struct MoveFrame<'a> {
     index: &'a TableIndex,
-    transform: &'static [u8; 64],
+    /// The transform of the board (see `TRANSFORMS`).
+    t: usize,
     /// The index of the board itself.
     base: u64,
 }
@@ -559,7 +569,7 @@ impl MoveFrame<'_> {
         debug_assert!(piece.role != Role::Shah);
         let ix = self.index;
         let g = &ix.groups[usize::from(ix.group_of[piece.color.index() * 6 + piece.role.index()])];
-        let tr = self.transform;
+        let tr = &TRANSFORMS[self.t];
         let (old, new) = if g.count == 1 {
             // the pawn offset cancels out of the difference
             (u64::from(tr[from.index()]), u64::from(tr[to.index()]))
@@ -581,6 +591,35 @@ impl MoveFrame<'_> {
             (colex(image(bb)), colex(image(bb.without(from).with(to))))
         };
         self.base + new * g.weight - old * g.weight
+    }
+
+    /// The index after the shah of `color` of `board` (the board of this frame) moves to
+    /// the empty square `to`, if the move keeps the symmetry of the board: then only the
+    /// shah pair's number changes. `None` otherwise (then encode the board after the
+    /// move), and for a move next to the other shah.
+    #[inline]
+    #[must_use]
+    pub fn index_after_shah_move(&self, board: &Board, color: Color, to: Square) -> Option<u64> {
+        let ix = self.index;
+        let (mut wk, mut bk) = (
+            board.shah_of(Color::White)?.index(),
+            board.shah_of(Color::Black)?.index(),
+        );
+        let tr = &TRANSFORMS[self.t];
+        let kk = &kk_table(ix.pawns).index;
+        let old = kk[usize::from(tr[wk]) * 64 + usize::from(tr[bk])];
+        match color {
+            Color::White => wk = to.index(),
+            Color::Black => bk = to.index(),
+        }
+        if ix.symmetry(wk, bk)? != self.t {
+            return None;
+        }
+        let new = kk[usize::from(tr[wk]) * 64 + usize::from(tr[bk])];
+        if new == NO_KK || old == NO_KK {
+            return None;
+        }
+        Some(self.base + u64::from(new) * ix.rest - u64::from(old) * ix.rest)
     }
 }
 
@@ -657,7 +696,7 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         for name in ["KQvKQ", "KRvKQ", "KRRvKN", "KPPvKB", "KBvKP", "KNNvKQ"] {
             let idx = TableIndex::new(name.parse().unwrap());
-            let (mut framed, mut checked) = (0, 0);
+            let (mut framed, mut checked, mut shah_moves) = (0, 0, 0);
             for _ in 0..3000 {
                 // a random board of the material, in any orientation
                 let Some(board) = idx.decode(rng.gen_range(0..idx.size())) else {
@@ -671,9 +710,6 @@ mod tests {
                 framed += 1;
                 assert_eq!(Some(frame.base()), idx.encode(&board), "{name} {board:?}");
                 for (from, piece) in board.pieces() {
-                    if piece.role == Role::Shah {
-                        continue;
-                    }
                     for to in 0..64 {
                         let to = Square::new(to);
                         if board.occupied().contains(to)
@@ -683,6 +719,14 @@ mod tests {
                         }
                         let mut b = board;
                         b.move_piece(piece.color, piece.role, from, to, piece.role);
+                        if piece.role == Role::Shah {
+                            // None for a changed symmetry, or shahs side by side
+                            if let Some(i) = frame.index_after_shah_move(&board, piece.color, to) {
+                                assert_eq!(Some(i), idx.encode(&b), "{name} {board:?} {from}{to}");
+                                shah_moves += 1;
+                            }
+                            continue;
+                        }
                         assert_eq!(
                             Some(frame.index_after_move(&board, piece, from, to)),
                             idx.encode(&b),
@@ -693,8 +737,8 @@ mod tests {
                 }
             }
             assert!(
-                framed > 1000 && checked > 10_000,
-                "{name}: {framed} {checked}"
+                framed > 1000 && checked > 10_000 && shah_moves > 10_000,
+                "{name}: {framed} {checked} {shah_moves}"
             );
         }
     }
