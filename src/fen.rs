@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 use crate::board::Board;
 use crate::color::Color;
 use crate::position::{Position, PositionError, Setup};
-use crate::role::Piece;
+use crate::role::{Piece, Role};
 use crate::square::Square;
 
 /// The FEN of the start position.
@@ -181,18 +181,25 @@ impl Fen {
         // cheaper than asking each square for its piece).
         let board = &self.0.board;
         let mut letters = [0u8; 64];
-        for (sq, p) in board.pieces() {
-            let c = if fa {
-                p.role.upper_char_fa()
-            } else {
-                p.role.upper_char()
-            } as u8;
-            letters[sq.index()] = match p.color {
-                Color::White => c,
-                Color::Black => c.to_ascii_lowercase(),
-            };
+        for color in Color::ALL {
+            for role in Role::ALL {
+                let c = if fa {
+                    role.upper_char_fa()
+                } else {
+                    role.upper_char()
+                } as u8;
+                let c = match color {
+                    Color::White => c,
+                    Color::Black => c.to_ascii_lowercase(),
+                };
+                for sq in board.by_piece(Piece { color, role }) {
+                    letters[sq.index()] = c;
+                }
+            }
         }
-        let mut out = String::with_capacity(40);
+        // the placement: at most 8 characters a rank and 7 slashes
+        let mut placement = [0u8; 71];
+        let mut n = 0;
         for rank in (0..8).rev() {
             let mut empty = 0;
             for &c in &letters[rank * 8..rank * 8 + 8] {
@@ -201,18 +208,24 @@ impl Fen {
                     continue;
                 }
                 if empty > 0 {
-                    out.push(char::from(b'0' + empty));
+                    placement[n] = b'0' + empty;
+                    n += 1;
                     empty = 0;
                 }
-                out.push(char::from(c));
+                placement[n] = c;
+                n += 1;
             }
             if empty > 0 {
-                out.push(char::from(b'0' + empty));
+                placement[n] = b'0' + empty;
+                n += 1;
             }
             if rank > 0 {
-                out.push('/');
+                placement[n] = b'/';
+                n += 1;
             }
         }
+        let mut out = String::with_capacity(n + 12);
+        out.push_str(std::str::from_utf8(&placement[..n]).expect("ASCII"));
         out.push(' ');
         out.push(self.0.turn.char());
         if (self.0.halfmoves, self.0.fullmoves) == (0, 1) {

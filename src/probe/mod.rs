@@ -190,8 +190,9 @@ fn uci_order(m: &Move) -> u32 {
 /// What the quiet moves (no capture, no promotion) of one position share: their
 /// successors are in the same table, so no material is looked up for them. The index of
 /// a successor after a move of a piece other than a shah is computed from the position's
-/// own ([`MoveFrame::index_after_move`]); after a shah move (which may change the
-/// symmetry) its board is encoded.
+/// own ([`MoveFrame::index_after_move`]), and after a shah move that keeps the symmetry
+/// too ([`MoveFrame::index_after_shah_move`]); after other shah moves the board is
+/// encoded.
 struct QuietMoves<'a> {
     file: &'a TableFile,
     index: &'a TableIndex,
@@ -527,6 +528,12 @@ impl Tablebase {
                 None => return Ok(None),
             },
         };
+        Self::dtm_code_value(file, s, code).map(Some)
+    }
+
+    /// The value of the code at slot `s` of a DTM file.
+    #[inline]
+    fn dtm_code_value(file: &TableFile, s: u64, code: u16) -> Result<Value, ProbeError> {
         let value = Value::from_dtm_code(code);
         if code == crate::format::UNUSED || value.to_dtm_code() != Some(code) {
             return Err(ProbeError::Corrupt {
@@ -534,7 +541,7 @@ impl Tablebase {
                 message: format!("value code {code} at index {s} is not a value"),
             });
         }
-        Ok(Some(value))
+        Ok(value)
     }
 
     /// What the quiet moves of `pos` share ([`QuietMoves`]), or `None` if they must be
@@ -580,32 +587,32 @@ impl Tablebase {
         }))
     }
 
-    /// The value of the position after `m` (a legal move of `pos`) for its side to move.
+    /// The DTM slot of the position after `m` (a legal move of `pos`), if it is a quiet
+    /// move (then the slot is in `q.file`).
     #[inline]
-    fn value_after(
-        &self,
-        pos: &Position,
-        m: &Move,
-        quiet: Option<&QuietMoves<'_>>,
-        access: Access,
-    ) -> Result<Option<Value>, ProbeError> {
-        let Some(q) = quiet.filter(|_| !m.is_conversion()) else {
-            return self.value_with(&pos.play_unchecked(m), access);
-        };
+    fn slot_after(pos: &Position, m: &Move, q: &QuietMoves<'_>) -> Option<u64> {
+        if m.is_conversion() {
+            return None;
+        }
         let (color, from, to) = if q.swapped {
             (!pos.turn(), m.from.flip_vertical(), m.to.flip_vertical())
         } else {
             (pos.turn(), m.from, m.to)
         };
-        let i = match q.frame {
-            Some(frame) if m.role != Role::Shah => {
+        let by_arithmetic = q.frame.and_then(|frame| {
+            if m.role == Role::Shah {
+                frame.index_after_shah_move(&q.board, color, to)
+            } else {
                 let piece = Piece {
                     color,
                     role: m.role,
                 };
-                frame.index_after_move(&q.board, piece, from, to)
+                Some(frame.index_after_move(&q.board, piece, from, to))
             }
-            _ => {
+        });
+        let i = match by_arithmetic {
+            Some(i) => i,
+            None => {
                 let mut board = q.board;
                 board.move_piece(color, m.role, from, to, m.role);
                 q.index
@@ -613,7 +620,7 @@ impl Tablebase {
                     .expect("a legal position of the table's material has an index")
             }
         };
-        Self::dtm_value(q.file, q.first_slot + i, access)
+        Some(q.first_slot + i)
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.
@@ -727,17 +734,50 @@ impl Tablebase {
         let Some(value) = self.value_with(pos, access)? else {
             return Ok(None);
         };
-        let end = pos.outcome(self.rules).map(|o| o.reason());
+        let legal = pos.legal_moves();
+        // `outcome` without generating the moves again: with legal moves and no bare
+        // side, the game goes on
+        let end = if legal.is_empty() || pos.is_bare(Color::White) || pos.is_bare(Color::Black) {
+            pos.outcome(self.rules).map(|o| o.reason())
+        } else {
+            None
+        };
         let mut moves = Vec::new();
         if end.is_none() {
-            let legal = pos.legal_moves();
             moves.reserve_exact(legal.len());
+            // The successors of quiet moves are looked up together (`get_many`), the
+            // others one by one.
             let quiet = self.quiet_moves(pos, access)?;
-            for m in legal.iter() {
-                let Some(v) = self.value_after(pos, m, quiet.as_ref(), access)? else {
+            let mut slots = [0u64; 256];
+            let mut slot_of = [u16::MAX; 256];
+            let mut n = 0;
+            for (k, m) in legal.iter().enumerate() {
+                if let Some(s) = quiet.as_ref().and_then(|q| Self::slot_after(pos, m, q)) {
+                    slots[n] = s;
+                    slot_of[k] = n as u16;
+                    n += 1;
+                    moves.push((*m, Value::Draw));
+                    continue;
+                }
+                let Some(v) = self.value_with(&pos.play_unchecked(m), access)? else {
                     return Ok(None);
                 };
                 moves.push((*m, v.parent()));
+            }
+            if let Some(q) = quiet.as_ref().filter(|_| n > 0) {
+                let mut codes = [0u16; 256];
+                if !q
+                    .file
+                    .get_many(&slots[..n], &mut codes[..n], access == Access::Read)?
+                {
+                    return Ok(None);
+                }
+                for (entry, &b) in moves.iter_mut().zip(&slot_of) {
+                    if b != u16::MAX {
+                        let b = usize::from(b);
+                        entry.1 = Self::dtm_code_value(q.file, slots[b], codes[b])?.parent();
+                    }
+                }
             }
             // best first, ties in UCI order: one integer key a move
             moves.sort_unstable_by_key(|(m, v)| (std::cmp::Reverse(v.rank()), uci_order(m)));
