@@ -50,6 +50,10 @@ use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 
+/// The server's allocator (see `src/main.rs`), for the client too.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser, Debug)]
 #[command(about = "Load test for the shatranj-tb gRPC service (loopback only)")]
 struct Args {
