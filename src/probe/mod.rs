@@ -178,6 +178,31 @@ pub struct MoveProbe {
     pub moves: Vec<(Move, Value)>,
 }
 
+/// Moves a probe handles in fixed-size arrays (a position of a table with up to 5 men
+/// has fewer legal moves); beyond, it falls back to slower ways.
+const BATCH: usize = 64;
+
+/// The moves best first, moves of equal value in UCI order: sorted as one integer a
+/// move (value, then name, then the move's place in `moves`).
+fn sorted(moves: Vec<(Move, Value)>) -> Vec<(Move, Value)> {
+    if moves.len() > BATCH {
+        let mut moves = moves;
+        moves.sort_unstable_by_key(|(m, v)| (std::cmp::Reverse(v.rank()), uci_order(m)));
+        return moves;
+    }
+    let mut keys = [0u64; BATCH];
+    for (k, (key, (m, v))) in keys.iter_mut().zip(&moves).enumerate() {
+        // rank() lies within ±2^33: better values get smaller keys
+        let worse = u64::try_from((1i64 << 33) - v.rank()).expect("a rank within ±2^33");
+        *key = (worse << 24) | (u64::from(uci_order(m)) << 8) | k as u64;
+    }
+    let keys = &mut keys[..moves.len()];
+    keys.sort_unstable();
+    keys.iter()
+        .map(|key| moves[(key & 0xff) as usize])
+        .collect()
+}
+
 /// A key that orders moves as their UCI names sort (`a1b2` < `a1b2q` < `a1b3`).
 fn uci_order(m: &Move) -> u32 {
     (m.from.file() << 12)
@@ -734,55 +759,79 @@ impl Tablebase {
         let Some(value) = self.value_with(pos, access)? else {
             return Ok(None);
         };
-        let legal = pos.legal_moves();
-        // `outcome` without generating the moves again: with legal moves and no bare
-        // side, the game goes on
-        let end = if legal.is_empty() || pos.is_bare(Color::White) || pos.is_bare(Color::Black) {
-            pos.outcome(self.rules).map(|o| o.reason())
-        } else {
-            None
+        // With a bare side the rules may have ended the game though moves remain; without
+        // one, it has ended exactly when there is no legal move (see `outcome`).
+        let bare = pos.is_bare(Color::White) || pos.is_bare(Color::Black);
+        let ended = |moves: &[(Move, Value)]| {
+            if bare || moves.is_empty() {
+                pos.outcome(self.rules).map(|o| o.reason())
+            } else {
+                None
+            }
         };
-        let mut moves = Vec::new();
-        if end.is_none() {
-            moves.reserve_exact(legal.len());
-            // The successors of quiet moves are looked up together (`get_many`), the
-            // others one by one.
-            let quiet = self.quiet_moves(pos, access)?;
-            let mut slots = [0u64; 256];
-            let mut slot_of = [u16::MAX; 256];
-            let mut n = 0;
-            for (k, m) in legal.iter().enumerate() {
-                if let Some(s) = quiet.as_ref().and_then(|q| Self::slot_after(pos, m, q)) {
-                    slots[n] = s;
-                    slot_of[k] = n as u16;
-                    n += 1;
-                    moves.push((*m, Value::Draw));
-                    continue;
-                }
-                let Some(v) = self.value_with(&pos.play_unchecked(m), access)? else {
-                    return Ok(None);
-                };
-                moves.push((*m, v.parent()));
+        if bare {
+            if let Some(end) = ended(&[]) {
+                return Ok(Some(MoveProbe {
+                    value,
+                    end: Some(end),
+                    moves: Vec::new(),
+                }));
             }
-            if let Some(q) = quiet.as_ref().filter(|_| n > 0) {
-                let mut codes = [0u16; 256];
-                if !q
-                    .file
-                    .get_many(&slots[..n], &mut codes[..n], access == Access::Read)?
-                {
-                    return Ok(None);
-                }
-                for (entry, &b) in moves.iter_mut().zip(&slot_of) {
-                    if b != u16::MAX {
-                        let b = usize::from(b);
-                        entry.1 = Self::dtm_code_value(q.file, slots[b], codes[b])?.parent();
-                    }
-                }
-            }
-            // best first, ties in UCI order: one integer key a move
-            moves.sort_unstable_by_key(|(m, v)| (std::cmp::Reverse(v.rank()), uci_order(m)));
         }
-        Ok(Some(MoveProbe { value, end, moves }))
+        // The successors of the first `BATCH` quiet moves are looked up together
+        // (`get_many`), the others one by one.
+        let quiet = self.quiet_moves(pos, access)?;
+        let mut moves: Vec<(Move, Value)> = Vec::with_capacity(BATCH / 2);
+        let mut slots = [0u64; BATCH];
+        let mut slot_of = [u8::MAX; BATCH];
+        let mut n = 0;
+        let mut failed = None;
+        pos.for_each_legal_move(|m| {
+            let k = moves.len();
+            if k < BATCH {
+                if let Some(s) = quiet.as_ref().and_then(|q| Self::slot_after(pos, &m, q)) {
+                    slots[n] = s;
+                    slot_of[k] = n as u8;
+                    n += 1;
+                    moves.push((m, Value::Draw));
+                    return true;
+                }
+            }
+            match self.value_with(&pos.play_unchecked(&m), access) {
+                Ok(Some(v)) => {
+                    moves.push((m, v.parent()));
+                    true
+                }
+                other => {
+                    failed = Some(other.map(|_| None));
+                    false
+                }
+            }
+        });
+        if let Some(failed) = failed {
+            return failed;
+        }
+        if let Some(q) = quiet.as_ref().filter(|_| n > 0) {
+            let mut codes = [0u16; BATCH];
+            if !q
+                .file
+                .get_many(&slots[..n], &mut codes[..n], access == Access::Read)?
+            {
+                return Ok(None);
+            }
+            for (entry, &b) in moves.iter_mut().zip(&slot_of) {
+                if b != u8::MAX {
+                    let b = usize::from(b);
+                    entry.1 = Self::dtm_code_value(q.file, slots[b], codes[b])?.parent();
+                }
+            }
+        }
+        let end = ended(&moves);
+        Ok(Some(MoveProbe {
+            value,
+            end,
+            moves: sorted(moves),
+        }))
     }
 
     /// An optimal line from `pos` to the end of the game: the winner hurries, the loser
