@@ -20,11 +20,12 @@
 //! front. It is still real gRPC over real TCP connections: a unary call is one HTTP/2
 //! stream (HEADERS, then a DATA frame ending the stream), and its answer is read whole:
 //! the response headers, every DATA frame, the trailers with `grpc-status`; the answer
-//! message is decoded field by field (strings as byte slices of the received buffer,
-//! without a UTF-8 check). A `ProbeMany` stream is one HTTP/2 stream whose requests and
-//! answers are read and sent by one task. `--client tonic` uses the generated tonic client
-//! instead (tonic's `Channel`: a buffer task in front of hyper, `String`s decoded), which
-//! costs about twice the CPU per call.
+//! message is read by a small protobuf reader of its own, which goes through every field
+//! (wire types checked, strings checked to be UTF-8) without building a message. A
+//! `ProbeMany` stream is one HTTP/2 stream whose requests (those sent at once in one DATA
+//! frame) and answers are sent and read by one task. `--client tonic` uses the generated
+//! tonic client instead (tonic's `Channel`: a buffer task in front of hyper, messages
+//! decoded into `String`s and `Vec`s), which costs about twice the CPU per call.
 //!
 //! Latency: each call's (or each streamed probe's) time from just before its request is
 //! handed to the HTTP/2 layer until its answer has been read and decoded; every request is
@@ -442,78 +443,146 @@ mod lean {
 
     use super::Tally;
 
-    /// The answer messages of `tablebase.proto` as this client reads them: the same field
-    /// numbers and wire types, every field decoded, strings kept as slices of the
-    /// received bytes.
-    mod msg {
-        use bytes::Bytes;
+    /// A protobuf reader for the answer messages of `tablebase.proto`, written for this
+    /// client rather than generated: it reads every field of every message, checks the
+    /// wire types and that strings are UTF-8, skips fields it does not know (as protobuf
+    /// requires), and keeps only what the tool counts, so no message is built and
+    /// nothing is allocated.
+    mod wire {
+        use anyhow::{Context as _, bail};
 
-        #[derive(Clone, PartialEq, prost::Message)]
-        pub struct MoveValue {
-            #[prost(bytes = "bytes", tag = "1")]
-            pub uci: Bytes,
-            #[prost(int32, tag = "2")]
-            pub wdl: i32,
-            #[prost(uint32, optional, tag = "3")]
-            pub dtm: Option<u32>,
+        fn varint(buf: &mut &[u8]) -> anyhow::Result<u64> {
+            let mut value = 0u64;
+            for shift in (0..64).step_by(7) {
+                let (&b, rest) = buf.split_first().context("truncated varint")?;
+                *buf = rest;
+                value |= u64::from(b & 0x7f) << shift;
+                if b < 0x80 {
+                    return Ok(value);
+                }
+            }
+            bail!("varint longer than 10 bytes")
         }
 
-        #[derive(Clone, PartialEq, prost::Message)]
-        pub struct ProbeResponse {
-            #[prost(bytes = "bytes", tag = "1")]
-            pub fen: Bytes,
-            #[prost(bytes = "bytes", tag = "2")]
-            pub material: Bytes,
-            #[prost(bytes = "bytes", tag = "3")]
-            pub rules: Bytes,
-            #[prost(int32, tag = "4")]
-            pub wdl: i32,
-            #[prost(uint32, optional, tag = "5")]
-            pub dtm: Option<u32>,
-            #[prost(int32, tag = "6")]
-            pub end: i32,
-            #[prost(bytes = "bytes", tag = "7")]
-            pub best_move: Bytes,
-            #[prost(message, repeated, tag = "8")]
-            pub moves: Vec<MoveValue>,
+        fn delimited<'a>(buf: &mut &'a [u8]) -> anyhow::Result<&'a [u8]> {
+            let len = usize::try_from(varint(buf)?)?;
+            if len > buf.len() {
+                bail!("truncated field");
+            }
+            let (field, rest) = buf.split_at(len);
+            *buf = rest;
+            Ok(field)
         }
 
-        #[derive(Clone, PartialEq, prost::Message)]
-        pub struct ItemError {
-            #[prost(int32, tag = "1")]
-            pub code: i32,
-            #[prost(bytes = "bytes", tag = "2")]
-            pub message: Bytes,
+        fn string(buf: &mut &[u8]) -> anyhow::Result<()> {
+            std::str::from_utf8(delimited(buf)?).context("a string that is not UTF-8")?;
+            Ok(())
         }
 
-        #[derive(Clone, PartialEq, prost::Oneof)]
-        pub enum Outcome {
-            #[prost(message, tag = "3")]
-            Result(ProbeResponse),
-            #[prost(message, tag = "4")]
-            Error(ItemError),
+        fn skip(wire_type: u64, buf: &mut &[u8]) -> anyhow::Result<()> {
+            let len = match wire_type {
+                0 => return varint(buf).map(drop),
+                1 => 8,
+                2 => return delimited(buf).map(drop),
+                5 => 4,
+                other => bail!("wire type {other}"),
+            };
+            *buf = buf.get(len..).context("truncated field")?;
+            Ok(())
         }
 
-        #[derive(Clone, PartialEq, prost::Message)]
-        pub struct ProbeManyResponse {
-            #[prost(uint64, tag = "1")]
-            pub index: u64,
-            #[prost(bytes = "bytes", tag = "2")]
-            pub request_fen: Bytes,
-            #[prost(oneof = "Outcome", tags = "3, 4")]
-            pub outcome: Option<Outcome>,
+        /// Calls `field` with each field's number and wire type, `buf` at its value; a
+        /// field it does not read (it returns false) is skipped.
+        fn fields(
+            mut buf: &[u8],
+            mut field: impl FnMut(u64, u64, &mut &[u8]) -> anyhow::Result<bool>,
+        ) -> anyhow::Result<()> {
+            while !buf.is_empty() {
+                let key = varint(&mut buf)?;
+                let (number, wire_type) = (key >> 3, key & 7);
+                if !field(number, wire_type, &mut buf)? {
+                    skip(wire_type, &mut buf)?;
+                }
+            }
+            Ok(())
+        }
+
+        /// A `ProbeResponse`: its `wdl` (0 if unset) and number of moves.
+        pub fn probe_response(buf: &[u8]) -> anyhow::Result<(i32, usize)> {
+            let (mut wdl, mut moves) = (0, 0);
+            fields(buf, |number, wire_type, buf| {
+                match (number, wire_type) {
+                    // fen, material, rules, best_move
+                    (1 | 2 | 3 | 7, 2) => string(buf)?,
+                    (4, 0) => wdl = varint(buf)? as i32,
+                    // dtm, end
+                    (5 | 6, 0) => drop(varint(buf)?),
+                    (8, 2) => {
+                        // MoveValue: uci, wdl, dtm
+                        fields(delimited(buf)?, |number, wire_type, buf| {
+                            match (number, wire_type) {
+                                (1, 2) => string(buf)?,
+                                (2 | 3, 0) => drop(varint(buf)?),
+                                _ => return Ok(false),
+                            }
+                            Ok(true)
+                        })?;
+                        moves += 1;
+                    }
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            Ok((wdl, moves))
+        }
+
+        /// The outcome of one answer of a `ProbeMany` stream.
+        pub enum Item {
+            /// The probe's `wdl` (0 if unset).
+            Result(i32),
+            /// The item's status code.
+            Error(i32),
+            Missing,
+        }
+
+        /// A `ProbeManyResponse`: its index and outcome.
+        pub fn probe_many_response(buf: &[u8]) -> anyhow::Result<(u64, Item)> {
+            let (mut index, mut item) = (0, Item::Missing);
+            fields(buf, |number, wire_type, buf| {
+                match (number, wire_type) {
+                    (1, 0) => index = varint(buf)?,
+                    (2, 2) => string(buf)?,
+                    (3, 2) => item = Item::Result(probe_response(delimited(buf)?)?.0),
+                    (4, 2) => {
+                        let mut code = 0;
+                        fields(delimited(buf)?, |number, wire_type, buf| {
+                            match (number, wire_type) {
+                                (1, 0) => code = varint(buf)? as i32,
+                                (2, 2) => string(buf)?,
+                                _ => return Ok(false),
+                            }
+                            Ok(true)
+                        })?;
+                        item = Item::Error(code);
+                    }
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            Ok((index, item))
         }
     }
 
     const PROBE: &str = "/shatranj.tablebase.v1.Tablebase/Probe";
     const PROBE_MANY: &str = "/shatranj.tablebase.v1.Tablebase/ProbeMany";
 
-    /// One HTTP/2 connection, shared by the clients given it.
+    /// One HTTP/2 connection, shared by the clients given it, with the request heads
+    /// of the two calls.
     #[derive(Clone)]
     pub struct Conn {
         send: SendRequest<Bytes>,
-        probe: Uri,
-        probe_many: Uri,
+        probe: Request<()>,
+        probe_many: Request<()>,
     }
 
     pub async fn connect(addr: SocketAddr) -> anyhow::Result<Conn> {
@@ -528,12 +597,19 @@ mod lean {
         tokio::spawn(async move {
             let _ = connection.await;
         });
-        let uri =
-            |path: &str| -> anyhow::Result<Uri> { Ok(format!("http://{addr}{path}").parse()?) };
+        let request = |path: &str| -> anyhow::Result<Request<()>> {
+            let uri: Uri = format!("http://{addr}{path}").parse()?;
+            Ok(Request::builder()
+                .method(Method::POST)
+                .uri(uri)
+                .header(http::header::CONTENT_TYPE, "application/grpc")
+                .header(http::header::TE, "trailers")
+                .body(())?)
+        };
         Ok(Conn {
             send,
-            probe: uri(PROBE)?,
-            probe_many: uri(PROBE_MANY)?,
+            probe: request(PROBE)?,
+            probe_many: request(PROBE_MANY)?,
         })
     }
 
@@ -545,16 +621,6 @@ mod lean {
         buf.put_u32(u32::try_from(len).expect("a small message"));
         req.encode(&mut buf).expect("capacity reserved");
         buf.freeze()
-    }
-
-    fn request(uri: &Uri) -> Request<()> {
-        Request::builder()
-            .method(Method::POST)
-            .uri(uri.clone())
-            .header(http::header::CONTENT_TYPE, "application/grpc")
-            .header(http::header::TE, "trailers")
-            .body(())
-            .expect("a valid request")
     }
 
     /// The `grpc-status` of a header block, if it has one.
@@ -594,15 +660,12 @@ mod lean {
         many: bool,
     ) -> anyhow::Result<(h2::client::ResponseFuture, h2::SendStream<Bytes>)> {
         std::future::poll_fn(|cx| conn.send.poll_ready(cx)).await?;
-        let uri = if many { &conn.probe_many } else { &conn.probe };
-        Ok(conn.send.send_request(request(uri), false)?)
+        let head = if many { &conn.probe_many } else { &conn.probe };
+        Ok(conn.send.send_request(head.clone(), false)?)
     }
 
-    /// One unary call: the status (0 for OK) and, if OK, the answer.
-    async fn call(
-        conn: &mut Conn,
-        frame: Bytes,
-    ) -> anyhow::Result<(i32, Option<msg::ProbeResponse>)> {
+    /// One unary call: the status (0 for OK) and, if OK, the answer's `wdl`.
+    async fn call(conn: &mut Conn, frame: Bytes) -> anyhow::Result<(i32, Option<i32>)> {
         let (response, mut body_out) = open(conn, false).await?;
         body_out.send_data(frame, true)?;
         let (head, mut body) = response.await?.into_parts();
@@ -629,7 +692,7 @@ mod lean {
             return Ok((code, None));
         }
         let message = next_message(&mut buf)?.context("an OK answer without a message")?;
-        Ok((0, Some(msg::ProbeResponse::decode(message)?)))
+        Ok((0, Some(wire::probe_response(&message)?.0)))
     }
 
     /// Unary calls one after the other, each timed.
@@ -651,7 +714,7 @@ mod lean {
             tally.latencies.push(sent.elapsed());
             if code != 0 {
                 count_error(&mut tally, code);
-            } else if answer.is_none_or(|a| a.wdl == 0) {
+            } else if answer.is_none_or(|wdl| wdl == 0) {
                 bail!("an OK answer without a value");
             }
         }
@@ -707,13 +770,14 @@ mod lean {
             buf.extend_from_slice(&chunk);
             let mut answered = 0;
             while let Some(message) = next_message(&mut buf)? {
-                let answer = msg::ProbeManyResponse::decode(message)?;
-                let index = usize::try_from(answer.index)?;
-                let sent = sent_at.get(index).context("an answer to no request")?;
+                let (index, item) = wire::probe_many_response(&message)?;
+                let sent = sent_at
+                    .get(usize::try_from(index)?)
+                    .context("an answer to no request")?;
                 tally.latencies.push(sent.elapsed());
-                match answer.outcome {
-                    Some(msg::Outcome::Result(r)) if r.wdl != 0 => {}
-                    Some(msg::Outcome::Error(e)) => count_error(&mut tally, e.code),
+                match item {
+                    wire::Item::Result(wdl) if wdl != 0 => {}
+                    wire::Item::Error(code) => count_error(&mut tally, code),
                     _ => bail!("an answer without a value"),
                 }
                 answered += 1;
