@@ -12,6 +12,24 @@
 //! draws random legal positions of that material (seeded, reproducible); `--fen F` adds
 //! given ones. Answers with an error (e.g. NOT_FOUND for a missing table) are counted by
 //! code and timed like the others.
+//!
+//! Clients. The load tool shares the machine with the server, so by default
+//! (`--client h2`) it is a lean gRPC client, as load generators such as h2load and ghz
+//! are: written on the `h2` crate (the HTTP/2 implementation under tonic and hyper), with
+//! each request's gRPC frame (length prefix and encoded `ProbeRequest`) encoded once up
+//! front. It is still real gRPC over real TCP connections: a unary call is one HTTP/2
+//! stream (HEADERS, then a DATA frame ending the stream), and its answer is read whole:
+//! the response headers, every DATA frame, the trailers with `grpc-status`; the answer
+//! message is read by a small protobuf reader of its own, which goes through every field
+//! (wire types checked, strings checked to be UTF-8) without building a message. A
+//! `ProbeMany` stream is one HTTP/2 stream whose requests (those sent at once in one DATA
+//! frame) and answers are sent and read by one task. `--client tonic` uses the generated
+//! tonic client instead (tonic's `Channel`: a buffer task in front of hyper, messages
+//! decoded into `String`s and `Vec`s), which costs about twice the CPU per call.
+//!
+//! Latency: each call's (or each streamed probe's) time from just before its request is
+//! handed to the HTTP/2 layer until its answer has been read and decoded; every request is
+//! timed.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -20,6 +38,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
+use bytes::Bytes;
 use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
@@ -31,6 +50,10 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
+
+/// The server's allocator (see `src/main.rs`), for the client too.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser, Debug)]
 #[command(about = "Load test for the shatranj-tb gRPC service (loopback only)")]
@@ -73,6 +96,20 @@ struct Args {
     /// Seed for the random positions.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Which gRPC client to load the server with (see the module docs).
+    #[arg(long, value_enum, default_value_t = Client::H2)]
+    client: Client,
+    /// Worker threads of the load tool's async runtime (default: one a core).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Client {
+    /// The lean client on `h2`: pre-encoded requests, zero-copy decoding.
+    H2,
+    /// The generated tonic client.
+    Tonic,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,9 +168,11 @@ impl Tally {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let fens = positions(&args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = args.threads {
+        runtime.worker_threads(n.max(1));
+    }
+    let runtime = runtime.enable_all().build()?;
     runtime.block_on(run(args, fens))
 }
 
@@ -161,15 +200,29 @@ async fn run(args: Args, fens: Vec<String>) -> anyhow::Result<()> {
     let value_only = args.value_only;
 
     let clients = args.clients.max(1);
+    let connections = args.connections.unwrap_or(clients).clamp(1, clients);
     let mut channels = Vec::new();
-    for _ in 0..args.connections.unwrap_or(clients).clamp(1, clients) {
-        channels.push(
-            Channel::from_shared(format!("http://{addr}"))?
-                .connect()
-                .await
-                .with_context(|| format!("cannot connect to {addr}"))?,
-        );
+    let mut h2_conns = Vec::new();
+    for _ in 0..connections {
+        match args.client {
+            Client::Tonic => channels.push(
+                Channel::from_shared(format!("http://{addr}"))?
+                    .connect()
+                    .await
+                    .with_context(|| format!("cannot connect to {addr}"))?,
+            ),
+            Client::H2 => h2_conns.push(
+                lean::connect(addr)
+                    .await
+                    .with_context(|| format!("cannot connect to {addr}"))?,
+            ),
+        }
     }
+    let frames: Arc<Vec<Bytes>> = Arc::new(
+        fens.iter()
+            .map(|fen| lean::frame(&request(std::slice::from_ref(fen), 0, value_only)))
+            .collect(),
+    );
 
     let modes: &[&str] = match args.mode {
         Mode::Probe => &["Probe"],
@@ -181,9 +234,21 @@ async fn run(args: Args, fens: Vec<String>) -> anyhow::Result<()> {
         let deadline = started + limit;
         let mut tasks = Vec::new();
         for c in 0..clients {
+            let offset = c * per_client;
+            if args.client == Client::H2 {
+                let conn = h2_conns[c % h2_conns.len()].clone();
+                let frames = Arc::clone(&frames);
+                tasks.push(tokio::spawn(async move {
+                    if mode == "Probe" {
+                        lean::unary(conn, &frames, offset, per_client, deadline).await
+                    } else {
+                        lean::streamed(conn, &frames, offset, per_client, window, deadline).await
+                    }
+                }));
+                continue;
+            }
             let client = TablebaseClient::new(channels[c % channels.len()].clone());
             let fens = Arc::clone(&fens);
-            let offset = c * per_client;
             tasks.push(tokio::spawn(async move {
                 if mode == "Probe" {
                     unary(client, &fens, offset, per_client, value_only, deadline).await
@@ -199,11 +264,11 @@ async fn run(args: Args, fens: Vec<String>) -> anyhow::Result<()> {
         for t in tasks {
             tally.merge(t.await??);
         }
-        tally.report(mode, clients, channels.len(), started.elapsed());
+        tally.report(mode, clients, connections, started.elapsed());
     }
 
     if let Some((stop, task)) = server {
-        drop(channels);
+        drop((channels, h2_conns));
         let _ = stop.send(());
         task.await??;
     }
@@ -362,4 +427,367 @@ fn random_position(material: &Material, rng: &mut StdRng) -> Option<String> {
     fen.push_str(if rng.r#gen::<bool>() { " w" } else { " b" });
     fen.push_str(" - - 0 1");
     Position::from_fen(&fen).ok().map(|p| p.fen())
+}
+
+/// The lean client (`--client h2`, see the module docs).
+mod lean {
+    use std::net::SocketAddr;
+    use std::time::Instant;
+
+    use anyhow::{Context as _, bail};
+    use bytes::{Buf as _, BufMut as _, Bytes, BytesMut};
+    use h2::client::SendRequest;
+    use http::{HeaderMap, Method, Request, Uri};
+    use prost::Message as _;
+    use shatranj_tb::service::pb;
+
+    use super::Tally;
+
+    /// A protobuf reader for the answer messages of `tablebase.proto`, written for this
+    /// client rather than generated: it reads every field of every message, checks the
+    /// wire types and that strings are UTF-8, skips fields it does not know (as protobuf
+    /// requires), and keeps only what the tool counts, so no message is built and
+    /// nothing is allocated.
+    mod wire {
+        use anyhow::{Context as _, bail};
+
+        fn varint(buf: &mut &[u8]) -> anyhow::Result<u64> {
+            let mut value = 0u64;
+            for shift in (0..64).step_by(7) {
+                let (&b, rest) = buf.split_first().context("truncated varint")?;
+                *buf = rest;
+                value |= u64::from(b & 0x7f) << shift;
+                if b < 0x80 {
+                    return Ok(value);
+                }
+            }
+            bail!("varint longer than 10 bytes")
+        }
+
+        fn delimited<'a>(buf: &mut &'a [u8]) -> anyhow::Result<&'a [u8]> {
+            let len = usize::try_from(varint(buf)?)?;
+            if len > buf.len() {
+                bail!("truncated field");
+            }
+            let (field, rest) = buf.split_at(len);
+            *buf = rest;
+            Ok(field)
+        }
+
+        fn string(buf: &mut &[u8]) -> anyhow::Result<()> {
+            std::str::from_utf8(delimited(buf)?).context("a string that is not UTF-8")?;
+            Ok(())
+        }
+
+        fn skip(wire_type: u64, buf: &mut &[u8]) -> anyhow::Result<()> {
+            let len = match wire_type {
+                0 => return varint(buf).map(drop),
+                1 => 8,
+                2 => return delimited(buf).map(drop),
+                5 => 4,
+                other => bail!("wire type {other}"),
+            };
+            *buf = buf.get(len..).context("truncated field")?;
+            Ok(())
+        }
+
+        /// Calls `field` with each field's number and wire type, `buf` at its value; a
+        /// field it does not read (it returns false) is skipped.
+        fn fields(
+            mut buf: &[u8],
+            mut field: impl FnMut(u64, u64, &mut &[u8]) -> anyhow::Result<bool>,
+        ) -> anyhow::Result<()> {
+            while !buf.is_empty() {
+                let key = varint(&mut buf)?;
+                let (number, wire_type) = (key >> 3, key & 7);
+                if !field(number, wire_type, &mut buf)? {
+                    skip(wire_type, &mut buf)?;
+                }
+            }
+            Ok(())
+        }
+
+        /// A `ProbeResponse`: its `wdl` (0 if unset) and number of moves.
+        pub fn probe_response(buf: &[u8]) -> anyhow::Result<(i32, usize)> {
+            let (mut wdl, mut moves) = (0, 0);
+            fields(buf, |number, wire_type, buf| {
+                match (number, wire_type) {
+                    // fen, material, rules, best_move
+                    (1 | 2 | 3 | 7, 2) => string(buf)?,
+                    (4, 0) => wdl = varint(buf)? as i32,
+                    // dtm, end
+                    (5 | 6, 0) => drop(varint(buf)?),
+                    (8, 2) => {
+                        // MoveValue: uci, wdl, dtm
+                        fields(delimited(buf)?, |number, wire_type, buf| {
+                            match (number, wire_type) {
+                                (1, 2) => string(buf)?,
+                                (2 | 3, 0) => drop(varint(buf)?),
+                                _ => return Ok(false),
+                            }
+                            Ok(true)
+                        })?;
+                        moves += 1;
+                    }
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            Ok((wdl, moves))
+        }
+
+        /// The outcome of one answer of a `ProbeMany` stream.
+        pub enum Item {
+            /// The probe's `wdl` (0 if unset).
+            Result(i32),
+            /// The item's status code.
+            Error(i32),
+            Missing,
+        }
+
+        /// A `ProbeManyResponse`: its index and outcome.
+        pub fn probe_many_response(buf: &[u8]) -> anyhow::Result<(u64, Item)> {
+            let (mut index, mut item) = (0, Item::Missing);
+            fields(buf, |number, wire_type, buf| {
+                match (number, wire_type) {
+                    (1, 0) => index = varint(buf)?,
+                    (2, 2) => string(buf)?,
+                    (3, 2) => item = Item::Result(probe_response(delimited(buf)?)?.0),
+                    (4, 2) => {
+                        let mut code = 0;
+                        fields(delimited(buf)?, |number, wire_type, buf| {
+                            match (number, wire_type) {
+                                (1, 0) => code = varint(buf)? as i32,
+                                (2, 2) => string(buf)?,
+                                _ => return Ok(false),
+                            }
+                            Ok(true)
+                        })?;
+                        item = Item::Error(code);
+                    }
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            Ok((index, item))
+        }
+    }
+
+    const PROBE: &str = "/shatranj.tablebase.v1.Tablebase/Probe";
+    const PROBE_MANY: &str = "/shatranj.tablebase.v1.Tablebase/ProbeMany";
+
+    /// One HTTP/2 connection, shared by the clients given it, with the request heads
+    /// of the two calls.
+    #[derive(Clone)]
+    pub struct Conn {
+        send: SendRequest<Bytes>,
+        probe: Request<()>,
+        probe_many: Request<()>,
+    }
+
+    pub async fn connect(addr: SocketAddr) -> anyhow::Result<Conn> {
+        let tcp = tokio::net::TcpStream::connect(addr).await?;
+        tcp.set_nodelay(true)?;
+        // windows as hyper's client sets them, so flow control seldom stops a stream
+        let (send, connection) = h2::client::Builder::new()
+            .initial_window_size(2 << 20)
+            .initial_connection_window_size(5 << 20)
+            .handshake::<_, Bytes>(tcp)
+            .await?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let request = |path: &str| -> anyhow::Result<Request<()>> {
+            let uri: Uri = format!("http://{addr}{path}").parse()?;
+            Ok(Request::builder()
+                .method(Method::POST)
+                .uri(uri)
+                .header(http::header::CONTENT_TYPE, "application/grpc")
+                .header(http::header::TE, "trailers")
+                .body(())?)
+        };
+        Ok(Conn {
+            send,
+            probe: request(PROBE)?,
+            probe_many: request(PROBE_MANY)?,
+        })
+    }
+
+    /// The gRPC frame of a request: uncompressed flag, big-endian length, message.
+    pub fn frame(req: &pb::ProbeRequest) -> Bytes {
+        let len = req.encoded_len();
+        let mut buf = BytesMut::with_capacity(5 + len);
+        buf.put_u8(0);
+        buf.put_u32(u32::try_from(len).expect("a small message"));
+        req.encode(&mut buf).expect("capacity reserved");
+        buf.freeze()
+    }
+
+    /// The `grpc-status` of a header block, if it has one.
+    fn grpc_status(headers: &HeaderMap) -> Option<i32> {
+        headers
+            .get("grpc-status")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+    }
+
+    /// The next whole gRPC message at the front of `buf`, taken off it.
+    fn next_message(buf: &mut BytesMut) -> anyhow::Result<Option<Bytes>> {
+        if buf.len() < 5 {
+            return Ok(None);
+        }
+        if buf[0] != 0 {
+            bail!("a compressed message, which this client did not ask for");
+        }
+        let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+        if buf.len() < 5 + len {
+            return Ok(None);
+        }
+        buf.advance(5);
+        Ok(Some(buf.split_to(len).freeze()))
+    }
+
+    fn count_error(tally: &mut Tally, code: i32) {
+        *tally
+            .errors
+            .entry(format!("{:?}", tonic::Code::from(code)))
+            .or_default() += 1;
+    }
+
+    /// Opens a stream for a call to `uri` once the connection takes one more.
+    async fn open(
+        conn: &mut Conn,
+        many: bool,
+    ) -> anyhow::Result<(h2::client::ResponseFuture, h2::SendStream<Bytes>)> {
+        std::future::poll_fn(|cx| conn.send.poll_ready(cx)).await?;
+        let head = if many { &conn.probe_many } else { &conn.probe };
+        Ok(conn.send.send_request(head.clone(), false)?)
+    }
+
+    /// One unary call: the status (0 for OK) and, if OK, the answer's `wdl`.
+    async fn call(conn: &mut Conn, frame: Bytes) -> anyhow::Result<(i32, Option<i32>)> {
+        let (response, mut body_out) = open(conn, false).await?;
+        body_out.send_data(frame, true)?;
+        let (head, mut body) = response.await?.into_parts();
+        if head.status != http::StatusCode::OK {
+            bail!("HTTP status {}", head.status);
+        }
+        if let Some(code) = grpc_status(&head.headers) {
+            // trailers-only answer: an error
+            return Ok((code, None));
+        }
+        let mut buf = BytesMut::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk?;
+            let _ = body.flow_control().release_capacity(chunk.len());
+            buf.extend_from_slice(&chunk);
+        }
+        let code = body
+            .trailers()
+            .await?
+            .as_ref()
+            .and_then(grpc_status)
+            .context("no grpc-status in the trailers")?;
+        if code != 0 {
+            return Ok((code, None));
+        }
+        let message = next_message(&mut buf)?.context("an OK answer without a message")?;
+        Ok((0, Some(wire::probe_response(&message)?.0)))
+    }
+
+    /// Unary calls one after the other, each timed.
+    pub async fn unary(
+        mut conn: Conn,
+        frames: &[Bytes],
+        offset: usize,
+        count: usize,
+        deadline: Instant,
+    ) -> anyhow::Result<Tally> {
+        let mut tally = Tally::default();
+        tally.latencies.reserve(count);
+        for i in offset..offset + count {
+            if Instant::now() >= deadline {
+                break;
+            }
+            let sent = Instant::now();
+            let (code, answer) = call(&mut conn, frames[i % frames.len()].clone()).await?;
+            tally.latencies.push(sent.elapsed());
+            if code != 0 {
+                count_error(&mut tally, code);
+            } else if answer.is_none_or(|wdl| wdl == 0) {
+                bail!("an OK answer without a value");
+            }
+        }
+        Ok(tally)
+    }
+
+    /// One `ProbeMany` stream with at most `window` probes outstanding (closed loop: one
+    /// request sent for each answer read), requests and answers handled by this one task.
+    pub async fn streamed(
+        mut conn: Conn,
+        frames: &[Bytes],
+        offset: usize,
+        count: usize,
+        window: usize,
+        deadline: Instant,
+    ) -> anyhow::Result<Tally> {
+        let mut tally = Tally::default();
+        tally.latencies.reserve(count);
+        let mut sent_at: Vec<Instant> = Vec::with_capacity(count);
+        let (response, mut out) = open(&mut conn, true).await?;
+        let mut closed = false;
+        // Sends up to `n` more requests in one DATA frame (as tonic's client joins the
+        // messages ready at once), ending the stream after the last one.
+        let mut batch = BytesMut::new();
+        let mut send_more = |n: usize, sent_at: &mut Vec<Instant>| -> anyhow::Result<()> {
+            if closed || n == 0 {
+                return Ok(());
+            }
+            let now = Instant::now();
+            let last = count.min(sent_at.len() + n);
+            if now < deadline {
+                while sent_at.len() < last {
+                    batch.extend_from_slice(&frames[(offset + sent_at.len()) % frames.len()]);
+                    sent_at.push(now);
+                }
+            }
+            closed = sent_at.len() >= count || now >= deadline;
+            out.send_data(batch.split().freeze(), closed)?;
+            Ok(())
+        };
+        send_more(window.max(1), &mut sent_at)?;
+        let (head, mut body) = response.await?.into_parts();
+        if head.status != http::StatusCode::OK {
+            bail!("HTTP status {}", head.status);
+        }
+        if let Some(code) = grpc_status(&head.headers) {
+            bail!("the stream failed at once: {:?}", tonic::Code::from(code));
+        }
+        let mut buf = BytesMut::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk?;
+            let _ = body.flow_control().release_capacity(chunk.len());
+            buf.extend_from_slice(&chunk);
+            let mut answered = 0;
+            while let Some(message) = next_message(&mut buf)? {
+                let (index, item) = wire::probe_many_response(&message)?;
+                let sent = sent_at
+                    .get(usize::try_from(index)?)
+                    .context("an answer to no request")?;
+                tally.latencies.push(sent.elapsed());
+                match item {
+                    wire::Item::Result(wdl) if wdl != 0 => {}
+                    wire::Item::Error(code) => count_error(&mut tally, code),
+                    _ => bail!("an answer without a value"),
+                }
+                answered += 1;
+            }
+            send_more(answered, &mut sent_at)?;
+        }
+        let code = body.trailers().await?.as_ref().and_then(grpc_status);
+        if code != Some(0) {
+            bail!("the stream ended with grpc-status {code:?}");
+        }
+        Ok(tally)
+    }
 }

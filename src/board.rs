@@ -198,17 +198,13 @@ impl Board {
     /// The board with ranks flipped and colours swapped (White's pieces become Black's).
     #[must_use]
     pub fn swap_colors(&self) -> Board {
-        let mut b = Board::empty();
-        for (sq, p) in self.pieces() {
-            b.set_piece_at(
-                sq.flip_vertical(),
-                Piece {
-                    color: p.color.other(),
-                    role: p.role,
-                },
-            );
+        // Flipping ranks reverses the bytes of each bitboard (one rank a byte).
+        let flip = |b: Bitboard| Bitboard(b.0.swap_bytes());
+        Board {
+            colors: [flip(self.colors[1]), flip(self.colors[0])],
+            roles: self.roles.map(flip),
+            occupied: flip(self.occupied),
         }
-        b
     }
 }
 
@@ -225,5 +221,28 @@ impl std::fmt::Debug for Board {
             writeln!(f)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swap_colors_flips_ranks_and_colours() {
+        let pos = crate::Position::from_fen("8/1P4k1/8/2r5/8/5q2/6P1/4K2N w - - 0 1").unwrap();
+        let board = pos.board();
+        let mut expected = Board::empty();
+        for (sq, p) in board.pieces() {
+            expected.set_piece_at(
+                sq.flip_vertical(),
+                Piece {
+                    color: p.color.other(),
+                    role: p.role,
+                },
+            );
+        }
+        assert_eq!(board.swap_colors(), expected);
+        assert_eq!(board.swap_colors().swap_colors(), *board);
     }
 }

@@ -177,40 +177,57 @@ impl Fen {
     }
 
     fn write(&self, fa: bool) -> String {
-        let mut out = String::with_capacity(64);
-        for rank in (0..8).rev() {
-            let mut empty = 0;
-            for file in 0..8 {
-                match self.0.board.piece_at(Square::from_coords(file, rank)) {
-                    None => empty += 1,
-                    Some(p) => {
-                        if empty > 0 {
-                            out.push(char::from(b'0' + empty));
-                            empty = 0;
-                        }
-                        let c = if fa {
-                            p.role.upper_char_fa()
-                        } else {
-                            p.role.upper_char()
-                        };
-                        out.push(match p.color {
-                            Color::White => c,
-                            Color::Black => c.to_ascii_lowercase(),
-                        });
-                    }
+        // The letters square by square from the bitboards (servers write one FEN a probe:
+        // cheaper than asking each square for its piece).
+        let board = &self.0.board;
+        // the placement, rank by rank from the occupied squares (servers write one FEN a
+        // probe): at most 8 characters a rank and 7 slashes
+        let mut placement = [0u8; 71];
+        let mut n = 0;
+        for rank in (0..8u32).rev() {
+            let mut occupied = (board.occupied().0 >> (rank * 8)) & 0xff;
+            let mut file = 0;
+            while occupied != 0 {
+                let f = occupied.trailing_zeros();
+                occupied &= occupied - 1;
+                if f > file {
+                    placement[n] = b'0' + (f - file) as u8;
+                    n += 1;
                 }
+                let p = board
+                    .piece_at(Square::from_coords(f, rank))
+                    .expect("an occupied square");
+                let c = if fa {
+                    p.role.upper_char_fa()
+                } else {
+                    p.role.upper_char()
+                } as u8;
+                placement[n] = match p.color {
+                    Color::White => c,
+                    Color::Black => c.to_ascii_lowercase(),
+                };
+                n += 1;
+                file = f + 1;
             }
-            if empty > 0 {
-                out.push(char::from(b'0' + empty));
+            if file < 8 {
+                placement[n] = b'0' + (8 - file) as u8;
+                n += 1;
             }
             if rank > 0 {
-                out.push('/');
+                placement[n] = b'/';
+                n += 1;
             }
         }
+        let mut out = String::with_capacity(n + 12);
+        out.push_str(std::str::from_utf8(&placement[..n]).expect("ASCII"));
         out.push(' ');
         out.push(self.0.turn.char());
-        // Writing into a String cannot fail.
-        let _ = write!(out, " - - {} {}", self.0.halfmoves, self.0.fullmoves);
+        if (self.0.halfmoves, self.0.fullmoves) == (0, 1) {
+            out.push_str(" - - 0 1");
+        } else {
+            // Writing into a String cannot fail.
+            let _ = write!(out, " - - {} {}", self.0.halfmoves, self.0.fullmoves);
+        }
         out
     }
 }
@@ -236,47 +253,63 @@ impl Position {
 
 fn parse_board(field: &str) -> Result<Board, ParseFenError> {
     let err = |why: String| ParseFenError::Board(why);
-    let ranks: Vec<&str> = field.split('/').collect();
-    if ranks.len() != 8 {
-        return Err(err(format!(
-            "{} ranks, expected 8 separated by /",
-            ranks.len()
-        )));
+    // One pass over the bytes: servers read one FEN a request.
+    let count = 1 + field.bytes().filter(|&b| b == b'/').count();
+    if count != 8 {
+        return Err(err(format!("{count} ranks, expected 8 separated by /")));
     }
     let mut board = Board::empty();
-    for (i, rank_str) in ranks.iter().enumerate() {
-        let rank = 7 - i as u32;
-        let mut file = 0u32;
-        for c in rank_str.chars() {
-            if let Some(d) = c.to_digit(10) {
-                if !(1..=8).contains(&d) {
+    let (mut rank, mut file) = (7u32, 0u32);
+    for (i, b) in field.bytes().enumerate() {
+        match b {
+            b'/' => {
+                if file != 8 {
                     return Err(err(format!(
-                        "bad empty-square count '{c}' on rank {}",
+                        "rank {} has {file} squares, expected 8",
                         rank + 1
                     )));
                 }
-                file += d;
-            } else if let Some(piece) = Piece::from_char(c) {
+                rank -= 1;
+                file = 0;
+            }
+            b'1'..=b'8' => {
+                file += u32::from(b - b'0');
+                if file > 8 {
+                    return Err(err(format!("rank {} has more than 8 squares", rank + 1)));
+                }
+            }
+            b'0' | b'9' => {
+                return Err(err(format!(
+                    "bad empty-square count '{}' on rank {}",
+                    char::from(b),
+                    rank + 1
+                )));
+            }
+            _ => {
+                // a letter; byte `i` starts a character, as every byte before it is ASCII
+                let c = field[i..]
+                    .chars()
+                    .next()
+                    .unwrap_or(char::REPLACEMENT_CHARACTER);
+                let Some(piece) = Piece::from_char(c) else {
+                    return Err(err(format!(
+                        "unknown piece letter '{c}' (K, Q or F, B or A or E, N, R, P)"
+                    )));
+                };
                 if file >= 8 {
                     return Err(err(format!("rank {} has more than 8 squares", rank + 1)));
                 }
-                board.set_piece_at(Square::from_coords(file, rank), piece);
+                // files only advance: each square is filled at most once
+                board.put_on_empty(Square::from_coords(file, rank), piece);
                 file += 1;
-            } else {
-                return Err(err(format!(
-                    "unknown piece letter '{c}' (K, Q or F, B or A or E, N, R, P)"
-                )));
-            }
-            if file > 8 {
-                return Err(err(format!("rank {} has more than 8 squares", rank + 1)));
             }
         }
-        if file != 8 {
-            return Err(err(format!(
-                "rank {} has {file} squares, expected 8",
-                rank + 1
-            )));
-        }
+    }
+    if file != 8 {
+        return Err(err(format!(
+            "rank {} has {file} squares, expected 8",
+            rank + 1
+        )));
     }
     Ok(board)
 }

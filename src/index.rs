@@ -516,6 +516,56 @@ impl TableIndex {
         Some(u64::from(kk) * self.rest + index % self.rest)
     }
 
+    /// The frame in which the quiet moves of a piece other than a shah from `board` (in
+    /// stored colours) are indexed by arithmetic ([`MoveFrame::index_after_move`]), or
+    /// `None` when the symmetry [`TableIndex::encode`] applies is ambiguous (both shahs
+    /// on the diagonal, no pawns: then encode the board after the move) or the board is
+    /// not of this material. While the shahs stand still the symmetry stays the same, so
+    /// one frame serves every such move of the position.
+    #[must_use]
+    pub fn move_frame(&self, board: &Board) -> Option<MoveFrame<'_>> {
+        let wk = board.shah_of(Color::White)?.index();
+        let bk = board.shah_of(Color::Black)?.index();
+        let t = self.symmetry(wk, bk)?;
+        let base = self.encode_with(board, t)?;
+        Some(MoveFrame {
+            index: self,
+            t,
+            base,
+        })
+    }
+
+    /// The transform [`TableIndex::encode`] applies for shahs on `wk` and `bk`, or `None`
+    /// if it is ambiguous (both shahs on the diagonal, no pawns: then `encode` takes the
+    /// smaller index of two images).
+    #[inline]
+    fn symmetry(&self, wk: usize, bk: usize) -> Option<usize> {
+        let mut t = 0usize;
+        if wk % 8 > 3 {
+            t |= 1;
+        }
+        if !self.pawns {
+            let w1 = TRANSFORMS[t][wk] as usize;
+            if w1 / 8 > 3 {
+                t |= 2;
+            }
+            let w2 = TRANSFORMS[t][wk] as usize;
+            if w2 / 8 > w2 % 8 {
+                t |= 4;
+            }
+            let w3 = TRANSFORMS[t][wk] as usize;
+            if w3 / 8 == w3 % 8 {
+                let b3 = TRANSFORMS[t][bk] as usize;
+                if b3 / 8 > b3 % 8 {
+                    t ^= 4;
+                } else if b3 / 8 == b3 % 8 {
+                    return None;
+                }
+            }
+        }
+        Some(t)
+    }
+
     /// Whether the index could be a non-canonical mirror image (both shahs on the
     /// diagonal, no pawns): only such indices need [`TableIndex::is_canonical`].
     #[must_use]
@@ -525,6 +575,87 @@ impl TableIndex {
         }
         let (wk, bk) = kk_table(false).pairs[(index / self.rest) as usize];
         wk / 8 == wk % 8 && bk / 8 == bk % 8
+    }
+}
+
+/// A board's place in its table's index, for computing the indices of its quiet moves
+/// without encoding each board anew (see [`TableIndex::move_frame`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MoveFrame<'a> {
+    index: &'a TableIndex,
+    /// The transform of the board (see `TRANSFORMS`).
+    t: usize,
+    /// The index of the board itself.
+    base: u64,
+}
+
+impl MoveFrame<'_> {
+    /// The index of the board itself.
+    #[must_use]
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// The index after `piece` (not a shah), which stands on `from` of `board` (the board
+    /// of this frame, in the same colours), moves to the empty square `to` (a pawn stays
+    /// on ranks 2-7): what [`TableIndex::encode`] gives for the board after the move.
+    #[inline]
+    #[must_use]
+    pub fn index_after_move(&self, board: &Board, piece: Piece, from: Square, to: Square) -> u64 {
+        debug_assert!(piece.role != Role::Shah);
+        let ix = self.index;
+        let g = &ix.groups[usize::from(ix.group_of[piece.color.index() * 6 + piece.role.index()])];
+        let tr = &TRANSFORMS[self.t];
+        let (old, new) = if g.count == 1 {
+            // the pawn offset cancels out of the difference
+            (u64::from(tr[from.index()]), u64::from(tr[to.index()]))
+        } else {
+            let image = |bb: Bitboard| -> Bitboard {
+                let mut out = Bitboard::EMPTY;
+                for s in bb {
+                    out.insert(Square::new(u32::from(tr[s.index()])));
+                }
+                out
+            };
+            let colex = |bb: Bitboard| -> u64 {
+                bb.into_iter()
+                    .enumerate()
+                    .map(|(k, s)| BINOM[s.index() - g.offset as usize][k + 1])
+                    .sum()
+            };
+            let bb = board.by_piece(piece);
+            (colex(image(bb)), colex(image(bb.without(from).with(to))))
+        };
+        self.base + new * g.weight - old * g.weight
+    }
+
+    /// The index after the shah of `color` of `board` (the board of this frame) moves to
+    /// the empty square `to`, if the move keeps the symmetry of the board: then only the
+    /// shah pair's number changes. `None` otherwise (then encode the board after the
+    /// move), and for a move next to the other shah.
+    #[inline]
+    #[must_use]
+    pub fn index_after_shah_move(&self, board: &Board, color: Color, to: Square) -> Option<u64> {
+        let ix = self.index;
+        let (mut wk, mut bk) = (
+            board.shah_of(Color::White)?.index(),
+            board.shah_of(Color::Black)?.index(),
+        );
+        let tr = &TRANSFORMS[self.t];
+        let kk = &kk_table(ix.pawns).index;
+        let old = kk[usize::from(tr[wk]) * 64 + usize::from(tr[bk])];
+        match color {
+            Color::White => wk = to.index(),
+            Color::Black => bk = to.index(),
+        }
+        if ix.symmetry(wk, bk)? != self.t {
+            return None;
+        }
+        let new = kk[usize::from(tr[wk]) * 64 + usize::from(tr[bk])];
+        if new == NO_KK || old == NO_KK {
+            return None;
+        }
+        Some(self.base + u64::from(new) * ix.rest - u64::from(old) * ix.rest)
     }
 }
 
@@ -634,6 +765,59 @@ mod tests {
 
     fn shah_after(board: &Board, color: Color) -> Square {
         board.shah_of(color).unwrap()
+    }
+
+    #[test]
+    fn move_frame_matches_encode() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for name in ["KQvKQ", "KRvKQ", "KRRvKN", "KPPvKB", "KBvKP", "KNNvKQ"] {
+            let idx = TableIndex::new(name.parse().unwrap());
+            let (mut framed, mut checked, mut shah_moves) = (0, 0, 0);
+            for _ in 0..3000 {
+                // a random board of the material, in any orientation
+                let Some(board) = idx.decode(rng.gen_range(0..idx.size())) else {
+                    continue;
+                };
+                let t = rng.gen_range(0..if idx.pawns { 2 } else { 8 });
+                let board = board.transform(|s| Square::new(u32::from(TRANSFORMS[t][s.index()])));
+                let Some(frame) = idx.move_frame(&board) else {
+                    continue;
+                };
+                framed += 1;
+                assert_eq!(Some(frame.base()), idx.encode(&board), "{name} {board:?}");
+                for (from, piece) in board.pieces() {
+                    for to in 0..64 {
+                        let to = Square::new(to);
+                        if board.occupied().contains(to)
+                            || (piece.role == Role::Pawn && !(1..7).contains(&to.rank()))
+                        {
+                            continue;
+                        }
+                        let mut b = board;
+                        b.move_piece(piece.color, piece.role, from, to, piece.role);
+                        if piece.role == Role::Shah {
+                            // None for a changed symmetry, or shahs side by side
+                            if let Some(i) = frame.index_after_shah_move(&board, piece.color, to) {
+                                assert_eq!(Some(i), idx.encode(&b), "{name} {board:?} {from}{to}");
+                                shah_moves += 1;
+                            }
+                            continue;
+                        }
+                        assert_eq!(
+                            Some(frame.index_after_move(&board, piece, from, to)),
+                            idx.encode(&b),
+                            "{name} {board:?} {from}{to}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+            assert!(
+                framed > 1000 && checked > 10_000 && shah_moves > 10_000,
+                "{name}: {framed} {checked} {shah_moves}"
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc rather than the system allocator: the server builds and drops a dozen small
+/// strings a probe answer (FEN, move names) and HTTP/2 buffers a call, from several
+/// threads; mimalloc's thread-local free lists take a fraction of glibc malloc's time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,

@@ -277,13 +277,21 @@ impl Material {
     }
 }
 
-impl fmt::Display for Material {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Material {
+    /// The name, as `Display` writes it (`KQvKR`), without the formatting machinery.
+    #[must_use]
+    pub fn name(&self) -> String {
         let mut s = String::with_capacity(12);
         self.white.write(&mut s);
         s.push('v');
         self.black.write(&mut s);
-        f.write_str(&s)
+        s
+    }
+}
+
+impl fmt::Display for Material {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
     }
 }
 

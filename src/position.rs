@@ -571,6 +571,12 @@ impl Position {
         })
     }
 
+    /// Calls `f` on each legal move until it returns false. Returns false if stopped.
+    #[inline]
+    pub fn for_each_legal_move(&self, f: impl FnMut(Move) -> bool) -> bool {
+        self.gen_legal(f)
+    }
+
     /// Calls `f` on each legal capture and promotion (the moves that leave the material)
     /// until it returns false. Returns false if stopped.
     #[inline]

@@ -122,14 +122,22 @@ impl Stalemate {
     }
 }
 
+impl RuleSet {
+    /// The rule-set string, as `Display` writes it (`bare-king=counter,stalemate=loss`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match (self.bare_king, self.stalemate) {
+            (BareKing::Counter, Stalemate::Loss) => "bare-king=counter,stalemate=loss",
+            (BareKing::Counter, Stalemate::Draw) => "bare-king=counter,stalemate=draw",
+            (BareKing::Immediate, Stalemate::Loss) => "bare-king=immediate,stalemate=loss",
+            (BareKing::Immediate, Stalemate::Draw) => "bare-king=immediate,stalemate=draw",
+        }
+    }
+}
+
 impl fmt::Display for RuleSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "bare-king={},stalemate={}",
-            self.bare_king.as_str(),
-            self.stalemate.as_str()
-        )
+        f.write_str(self.name())
     }
 }
 

@@ -85,7 +85,7 @@ impl Value {
 
     /// A total order: better for the side to move is greater. Shorter wins are better,
     /// longer losses are better.
-    fn rank(self) -> i64 {
+    pub(crate) fn rank(self) -> i64 {
         match self {
             Value::Win(d) => i64::from(u32::MAX) - i64::from(d) + 1,
             Value::Draw => 0,

@@ -679,6 +679,45 @@ fn many_threads_random_indices() {
     }
 }
 
+#[test]
+fn get_many_reads_like_get() {
+    let values = dtm_like(600_000, 41, 300);
+    let t = round_trip(
+        "many",
+        &meta(Metric::Dtm, "KRvKB"),
+        &values,
+        &WriteOptions::default(),
+    );
+    let mut rng = StdRng::seed_from_u64(5);
+    for round in 0..200 {
+        // clustered indices, as a position's successors are: a few blocks each time,
+        // sometimes more than 256
+        let n = if round % 50 == 0 {
+            300
+        } else {
+            rng.gen_range(1..40)
+        };
+        let centre = rng.gen_range(0..values.len() as u64);
+        let indices: Vec<u64> = (0..n)
+            .map(|_| (centre + rng.gen_range(0..200_000)) % values.len() as u64)
+            .collect();
+        let mut out = vec![0u16; n];
+        // from memory only: complete exactly when every block is cached
+        let cached = indices.iter().all(|&i| t.get_cached(i).unwrap().is_some());
+        assert_eq!(t.get_many(&indices, &mut out, false).unwrap(), cached);
+        assert!(t.get_many(&indices, &mut out, true).unwrap());
+        for (&i, &got) in indices.iter().zip(&out) {
+            assert_eq!(got, t.get(i).unwrap(), "index {i}");
+        }
+        assert!(t.get_many(&indices, &mut out, false).unwrap());
+    }
+    let mut one = [0u16];
+    assert!(matches!(
+        t.get_many(&[values.len() as u64], &mut one, true),
+        Err(FormatError::IndexOutOfRange { .. })
+    ));
+}
+
 // ---------------------------------------------------------------- temp + rename
 
 fn dir_names(dir: &Path) -> Vec<String> {

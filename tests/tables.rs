@@ -200,3 +200,54 @@ fn cached_probes_answer_from_memory_only() {
     assert_eq!(tb.probe_cached(&diamond).unwrap(), Some(probe));
     assert_eq!(tb.value_cached(&diamond).unwrap(), Some(Value::Win(39)));
 }
+
+/// `probe` finds the successors of quiet moves by index arithmetic: every move's value
+/// must be what probing the position after it says, for every material of the set in
+/// both colour orientations and with either side to move.
+#[test]
+fn probe_moves_agree_with_their_successors() {
+    use rand::{Rng, SeedableRng};
+    let tb = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let mut checked = 0;
+    for stored in tb.materials() {
+        let index = TableIndex::new(stored);
+        let mut positions = 0;
+        while positions < 400 {
+            let Some(board) = index.decode(rng.gen_range(0..index.size())) else {
+                continue;
+            };
+            let turn = if rng.r#gen::<bool>() {
+                Color::White
+            } else {
+                Color::Black
+            };
+            let Ok(pos) = Position::from_board(board, turn) else {
+                continue;
+            };
+            // the stored orientation and its mirror (the other material's name)
+            for pos in [pos, pos.swap_colors()] {
+                let probe = tb.probe(&pos).unwrap();
+                assert_eq!(tb.probe_cached(&pos).unwrap().as_ref(), Some(&probe));
+                let moves = tb.probe_moves(&pos).unwrap();
+                assert_eq!(moves.moves.len(), probe.moves.len());
+                for ((m, v), mv) in moves.moves.iter().zip(&probe.moves) {
+                    let after = tb.value(&pos.play_unchecked(m)).unwrap();
+                    assert_eq!(*v, after.parent(), "{} {}", pos.fen(), m.to_uci());
+                    assert_eq!(mv.uci, m.to_uci());
+                    assert_eq!(mv.value, *v);
+                    checked += 1;
+                }
+                assert!(
+                    probe.moves.windows(2).all(|w| w[0].value > w[1].value
+                        || (w[0].value == w[1].value && w[0].uci < w[1].uci)),
+                    "{}: {:?}",
+                    pos.fen(),
+                    probe.moves
+                );
+            }
+            positions += 1;
+        }
+    }
+    assert!(checked > 50_000, "{checked}");
+}

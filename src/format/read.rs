@@ -427,6 +427,66 @@ impl TableFile {
         }
     }
 
+    /// The values at `indices` into `out` (of the same length), taking each block's
+    /// cache lock once for all the indices in it: the reads of one block then overlap
+    /// in memory instead of each waiting behind a lock (a probe reads a dozen values,
+    /// mostly in one or two blocks). With `read` false, as [`TableFile::get_cached`]:
+    /// `Ok(false)` if a block is not cached (and `out` is then partly written); with
+    /// `read` true, as [`TableFile::get`]: blocks are read as needed, and the answer is
+    /// `Ok(true)`.
+    ///
+    /// # Panics
+    /// If `indices` and `out` differ in length.
+    pub fn get_many(
+        &self,
+        indices: &[u64],
+        out: &mut [u16],
+        read: bool,
+    ) -> Result<bool, FormatError> {
+        assert_eq!(indices.len(), out.len(), "one output for each index");
+        for (indices, out) in indices.chunks(256).zip(out.chunks_mut(256)) {
+            if !self.get_chunk(indices, out, read)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// [`TableFile::get_many`] for at most 256 indices.
+    fn get_chunk(&self, indices: &[u64], out: &mut [u16], read: bool) -> Result<bool, FormatError> {
+        let mut done = [false; 256];
+        let bits = self.bits;
+        for i in 0..indices.len() {
+            if done[i] {
+                continue;
+            }
+            let (block, _) = self.locate(indices[i])?;
+            // every index of this block, under one lock
+            let mut fill = |data: &[u8]| -> Result<(), FormatError> {
+                for j in i..indices.len() {
+                    if done[j] {
+                        continue;
+                    }
+                    let (b, pos) = self.locate(indices[j])?;
+                    if b == block {
+                        out[j] = self.value_of(decode_symbol(data, pos, bits), block, pos)?;
+                        done[j] = true;
+                    }
+                }
+                Ok(())
+            };
+            match self.cache.with(block, &mut fill) {
+                Some(filled) => filled?,
+                None if read => {
+                    let data = self.load_block(block)?;
+                    self.cache.insert_with(block, data, &mut fill)?;
+                }
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
     /// The block of `index` and its position in the block.
     #[inline]
     fn locate(&self, index: u64) -> Result<(u32, usize), FormatError> {

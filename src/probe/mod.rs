@@ -16,13 +16,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::board::Board;
 use crate::color::Color;
 use crate::fen::Fen;
 use crate::format::{FormatError, Metric, TableFile};
 use crate::generate::stats::TableStats;
-use crate::index::{INDEX_SCHEME, TableIndex};
+use crate::index::{INDEX_SCHEME, MoveFrame, TableIndex};
 use crate::material::Material;
-use crate::position::Position;
+use crate::position::{Move, Position};
+use crate::role::{Piece, Role};
 use crate::rules::{EndReason, RuleSet};
 use crate::value::{Value, Wdl};
 
@@ -160,6 +162,73 @@ impl ProbeResult {
     pub fn best_moves(&self) -> impl Iterator<Item = &MoveValue> {
         self.moves.iter().filter(|m| m.value == self.value)
     }
+}
+
+/// The answer for one position with its moves as [`Move`]s, not text: what
+/// [`Tablebase::probe_moves`] gives, for callers that write their own output (the gRPC
+/// service); [`ProbeResult`] is the same answer with the FEN and UCI strings written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveProbe {
+    /// The value for the side to move.
+    pub value: Value,
+    /// How the game ended, if it has.
+    pub end: Option<EndReason>,
+    /// Every legal move with the probed side's result if it plays it, best first, moves
+    /// of equal value in the order of their UCI names (empty once the game has ended).
+    pub moves: Vec<(Move, Value)>,
+}
+
+/// Moves a probe handles in fixed-size arrays (a position of a table with up to 5 men
+/// has fewer legal moves); beyond, it falls back to slower ways.
+const BATCH: usize = 64;
+
+/// The moves best first, moves of equal value in UCI order: sorted as one integer a
+/// move (value, then name, then the move's place in `moves`).
+fn sorted(moves: Vec<(Move, Value)>) -> Vec<(Move, Value)> {
+    if moves.len() > BATCH {
+        let mut moves = moves;
+        moves.sort_unstable_by_key(|(m, v)| (std::cmp::Reverse(v.rank()), uci_order(m)));
+        return moves;
+    }
+    let mut keys = [0u64; BATCH];
+    for (k, (key, (m, v))) in keys.iter_mut().zip(&moves).enumerate() {
+        // rank() lies within ±2^33: better values get smaller keys
+        let worse = u64::try_from((1i64 << 33) - v.rank()).expect("a rank within ±2^33");
+        *key = (worse << 24) | (u64::from(uci_order(m)) << 8) | k as u64;
+    }
+    let keys = &mut keys[..moves.len()];
+    keys.sort_unstable();
+    keys.iter()
+        .map(|key| moves[(key & 0xff) as usize])
+        .collect()
+}
+
+/// A key that orders moves as their UCI names sort (`a1b2` < `a1b2q` < `a1b3`).
+fn uci_order(m: &Move) -> u32 {
+    (m.from.file() << 12)
+        | (m.from.rank() << 9)
+        | (m.to.file() << 6)
+        | (m.to.rank() << 3)
+        | u32::from(m.promotion)
+}
+
+/// What the quiet moves (no capture, no promotion) of one position share: their
+/// successors are in the same table, so no material is looked up for them. The index of
+/// a successor after a move of a piece other than a shah is computed from the position's
+/// own ([`MoveFrame::index_after_move`]), and after a shah move that keeps the symmetry
+/// too ([`MoveFrame::index_after_shah_move`]); after other shah moves the board is
+/// encoded.
+struct QuietMoves<'a> {
+    file: &'a TableFile,
+    index: &'a TableIndex,
+    /// `None` if the symmetry is ambiguous: then every successor is encoded.
+    frame: Option<MoveFrame<'a>>,
+    /// The position's board in the colours the successors are stored in.
+    board: Board,
+    /// Whether that board has colours swapped (and ranks flipped).
+    swapped: bool,
+    /// The slot of index 0 for the successors' side to move, as stored.
+    first_slot: u64,
 }
 
 /// One move of an optimal line.
@@ -461,28 +530,122 @@ impl Tablebase {
             return Ok(Some(v));
         }
         let (slot, stored, s) = self.locate(pos)?;
-        let (file, code) = match access {
-            Access::Read => {
-                let file = self.file(slot, stored, Metric::Dtm)?;
-                (file, file.get(s)?)
-            }
+        let file = match access {
+            Access::Read => self.file(slot, stored, Metric::Dtm)?,
             Access::Cached => {
                 let Some(file) = slot.dtm.get() else {
                     return Ok(None);
                 };
-                let Some(code) = file.get_cached(s)? else {
-                    return Ok(None);
-                };
-                (file, code)
+                file
             }
         };
-        if code == crate::format::UNUSED || Value::from_dtm_code(code).to_dtm_code() != Some(code) {
+        Self::dtm_value(file, s, access)
+    }
+
+    /// The value at slot `s` of a DTM file, or `None` if `access` is [`Access::Cached`]
+    /// and its block is not in the cache.
+    #[inline]
+    fn dtm_value(file: &TableFile, s: u64, access: Access) -> Result<Option<Value>, ProbeError> {
+        let code = match access {
+            Access::Read => file.get(s)?,
+            Access::Cached => match file.get_cached(s)? {
+                Some(code) => code,
+                None => return Ok(None),
+            },
+        };
+        Self::dtm_code_value(file, s, code).map(Some)
+    }
+
+    /// The value of the code at slot `s` of a DTM file.
+    #[inline]
+    fn dtm_code_value(file: &TableFile, s: u64, code: u16) -> Result<Value, ProbeError> {
+        let value = Value::from_dtm_code(code);
+        if code == crate::format::UNUSED || value.to_dtm_code() != Some(code) {
             return Err(ProbeError::Corrupt {
                 path: file.path().to_path_buf(),
                 message: format!("value code {code} at index {s} is not a value"),
             });
         }
-        Ok(Some(Value::from_dtm_code(code)))
+        Ok(value)
+    }
+
+    /// What the quiet moves of `pos` share ([`QuietMoves`]), or `None` if they must be
+    /// looked up one by one: no table for the material (the lookups report why), or
+    /// `access` is [`Access::Cached`] and the DTM file is not open.
+    fn quiet_moves(
+        &self,
+        pos: &Position,
+        access: Access,
+    ) -> Result<Option<QuietMoves<'_>>, ProbeError> {
+        let m = Material::from_board(pos.board());
+        if m.men() > MAX_MEN || m.is_decided_by_rules() {
+            return Ok(None);
+        }
+        let stored = m.normalized();
+        let Some(slot) = self.slots.get(&stored) else {
+            return Ok(None);
+        };
+        // as `locate` stores the successors, whose side to move is the other one
+        let turn = !pos.turn();
+        let swapped = m.is_mirrored_form() || (m.is_symmetric() && turn == Color::Black);
+        let board = if swapped {
+            pos.board().swap_colors()
+        } else {
+            *pos.board()
+        };
+        let frame = slot.index.move_frame(&board);
+        let file = match access {
+            Access::Read => self.file(slot, stored, Metric::Dtm)?,
+            Access::Cached => match slot.dtm.get() {
+                Some(file) => file,
+                None => return Ok(None),
+            },
+        };
+        let stored_turn = if swapped { !turn } else { turn };
+        Ok(Some(QuietMoves {
+            file,
+            index: &slot.index,
+            frame,
+            board,
+            swapped,
+            first_slot: slot.index.slot(stored_turn, 0),
+        }))
+    }
+
+    /// The DTM slot of the position after `m` (a legal move of `pos`), if it is a quiet
+    /// move (then the slot is in `q.file`).
+    #[inline]
+    fn slot_after(pos: &Position, m: &Move, q: &QuietMoves<'_>) -> Option<u64> {
+        if m.is_conversion() {
+            return None;
+        }
+        let (color, from, to) = if q.swapped {
+            (!pos.turn(), m.from.flip_vertical(), m.to.flip_vertical())
+        } else {
+            (pos.turn(), m.from, m.to)
+        };
+        let by_arithmetic = q.frame.and_then(|frame| {
+            if m.role == Role::Shah {
+                frame.index_after_shah_move(&q.board, color, to)
+            } else {
+                let piece = Piece {
+                    color,
+                    role: m.role,
+                };
+                Some(frame.index_after_move(&q.board, piece, from, to))
+            }
+        });
+        let i = match by_arithmetic {
+            Some(i) => i,
+            None => {
+                let mut board = q.board;
+                board.move_piece(color, m.role, from, to, m.role);
+                q.index
+                    .encode(&board)
+                    .expect("a legal position of the table's material has an index")
+            }
+        };
+        Some(q.first_slot + i)
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.
@@ -560,33 +723,114 @@ impl Tablebase {
         pos: &Position,
         access: Access,
     ) -> Result<Option<ProbeResult>, ProbeError> {
-        let Some(value) = self.value_with(pos, access)? else {
+        let Some(probe) = self.moves_with(pos, access)? else {
             return Ok(None);
         };
-        let end = pos.outcome(self.rules).map(|o| o.reason());
-        let mut moves = Vec::new();
-        if end.is_none() {
-            let legal = pos.legal_moves();
-            moves.reserve_exact(legal.len());
-            for m in legal.iter() {
-                let child = pos.play_unchecked(m);
-                let Some(v) = self.value_with(&child, access)? else {
-                    return Ok(None);
-                };
-                moves.push(MoveValue {
-                    uci: m.to_uci(),
-                    value: v.parent(),
-                });
-            }
-            moves.sort_by(|a, b| b.value.cmp(&a.value).then_with(|| a.uci.cmp(&b.uci)));
-        }
         Ok(Some(ProbeResult {
             fen: pos.fen(),
             material: Material::from_board(pos.board()),
             rules: self.rules,
+            value: probe.value,
+            end: probe.end,
+            moves: probe
+                .moves
+                .iter()
+                .map(|(m, value)| MoveValue {
+                    uci: m.to_uci(),
+                    value: *value,
+                })
+                .collect(),
+        }))
+    }
+
+    /// [`Tablebase::probe`] with the moves as [`Move`]s: no FEN or UCI text written.
+    pub fn probe_moves(&self, pos: &Position) -> Result<MoveProbe, ProbeError> {
+        Ok(self
+            .moves_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::probe_moves`] from memory only, as [`Tablebase::probe_cached`].
+    pub fn probe_moves_cached(&self, pos: &Position) -> Result<Option<MoveProbe>, ProbeError> {
+        self.moves_with(pos, Access::Cached)
+    }
+
+    fn moves_with(&self, pos: &Position, access: Access) -> Result<Option<MoveProbe>, ProbeError> {
+        let Some(value) = self.value_with(pos, access)? else {
+            return Ok(None);
+        };
+        // With a bare side the rules may have ended the game though moves remain; without
+        // one, it has ended exactly when there is no legal move (see `outcome`).
+        let bare = pos.is_bare(Color::White) || pos.is_bare(Color::Black);
+        let ended = |moves: &[(Move, Value)]| {
+            if bare || moves.is_empty() {
+                pos.outcome(self.rules).map(|o| o.reason())
+            } else {
+                None
+            }
+        };
+        if bare {
+            if let Some(end) = ended(&[]) {
+                return Ok(Some(MoveProbe {
+                    value,
+                    end: Some(end),
+                    moves: Vec::new(),
+                }));
+            }
+        }
+        // The successors of the first `BATCH` quiet moves are looked up together
+        // (`get_many`), the others one by one.
+        let quiet = self.quiet_moves(pos, access)?;
+        let mut moves: Vec<(Move, Value)> = Vec::with_capacity(BATCH / 2);
+        let mut slots = [0u64; BATCH];
+        let mut slot_of = [u8::MAX; BATCH];
+        let mut n = 0;
+        let mut failed = None;
+        pos.for_each_legal_move(|m| {
+            let k = moves.len();
+            if k < BATCH {
+                if let Some(s) = quiet.as_ref().and_then(|q| Self::slot_after(pos, &m, q)) {
+                    slots[n] = s;
+                    slot_of[k] = n as u8;
+                    n += 1;
+                    moves.push((m, Value::Draw));
+                    return true;
+                }
+            }
+            match self.value_with(&pos.play_unchecked(&m), access) {
+                Ok(Some(v)) => {
+                    moves.push((m, v.parent()));
+                    true
+                }
+                other => {
+                    failed = Some(other.map(|_| None));
+                    false
+                }
+            }
+        });
+        if let Some(failed) = failed {
+            return failed;
+        }
+        if let Some(q) = quiet.as_ref().filter(|_| n > 0) {
+            let mut codes = [0u16; BATCH];
+            if !q
+                .file
+                .get_many(&slots[..n], &mut codes[..n], access == Access::Read)?
+            {
+                return Ok(None);
+            }
+            for (entry, &b) in moves.iter_mut().zip(&slot_of) {
+                if b != u8::MAX {
+                    let b = usize::from(b);
+                    entry.1 = Self::dtm_code_value(q.file, slots[b], codes[b])?.parent();
+                }
+            }
+        }
+        let end = ended(&moves);
+        Ok(Some(MoveProbe {
             value,
             end,
-            moves,
+            moves: sorted(moves),
         }))
     }
 

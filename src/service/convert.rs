@@ -8,7 +8,7 @@ use std::path::Path;
 use tonic::{Code, Status};
 
 use super::pb;
-use crate::probe::{LineStep, Longest, ProbeError, ProbeResult, SideStats, TableInfo};
+use crate::probe::{LineStep, Longest, MoveProbe, ProbeError, ProbeResult, SideStats, TableInfo};
 use crate::rules::ParseRuleSetError;
 use crate::{EndReason, FenError, Material, Position, RuleSet, Value, Wdl};
 
@@ -149,27 +149,28 @@ pub fn end_reason(end: Option<EndReason>) -> pb::EndReason {
     }
 }
 
-/// The answer of a probe; takes the result to move its strings rather than copy them.
+/// The answer of a full probe of `pos`: the strings are written here, once each, from
+/// the probe's moves.
 #[must_use]
-pub fn probe_response(r: ProbeResult) -> pb::ProbeResponse {
-    let best_move = r.best_move().map(|m| m.uci.clone()).unwrap_or_default();
+pub fn probe_response(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> pb::ProbeResponse {
+    let moves: Vec<pb::MoveValue> = probe
+        .moves
+        .iter()
+        .map(|(m, value)| pb::MoveValue {
+            uci: m.to_uci(),
+            wdl: wdl(value.wdl()).into(),
+            dtm: value.dtm(),
+        })
+        .collect();
     pb::ProbeResponse {
-        material: r.material.to_string(),
-        rules: r.rules.to_string(),
-        wdl: wdl(r.value.wdl()).into(),
-        dtm: r.value.dtm(),
-        end: end_reason(r.end).into(),
-        best_move,
-        moves: r
-            .moves
-            .into_iter()
-            .map(|m| pb::MoveValue {
-                wdl: wdl(m.value.wdl()).into(),
-                dtm: m.value.dtm(),
-                uci: m.uci,
-            })
-            .collect(),
-        fen: r.fen,
+        fen: pos.fen(),
+        material: Material::from_board(pos.board()).name(),
+        rules: rules.name().to_string(),
+        wdl: wdl(probe.value.wdl()).into(),
+        dtm: probe.value.dtm(),
+        end: end_reason(probe.end).into(),
+        best_move: moves.first().map(|m| m.uci.clone()).unwrap_or_default(),
+        moves,
     }
 }
 
@@ -178,8 +179,8 @@ pub fn probe_response(r: ProbeResult) -> pb::ProbeResponse {
 pub fn value_response(pos: &Position, rules: RuleSet, value: Value) -> pb::ProbeResponse {
     pb::ProbeResponse {
         fen: pos.fen(),
-        material: Material::from_board(pos.board()).to_string(),
-        rules: rules.to_string(),
+        material: Material::from_board(pos.board()).name(),
+        rules: rules.name().to_string(),
         wdl: wdl(value.wdl()).into(),
         dtm: value.dtm(),
         end: end_reason(pos.outcome(rules).map(|o| o.reason())).into(),

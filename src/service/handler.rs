@@ -132,7 +132,8 @@ fn probe(tables: &Tablebase, req: &pb::ProbeRequest) -> Result<pb::ProbeResponse
         let value = tables.value(&pos)?;
         return Ok(convert::value_response(&pos, tables.rules(), value));
     }
-    Ok(convert::probe_response(tables.probe(&pos)?))
+    let probe = tables.probe_moves(&pos)?;
+    Ok(convert::probe_response(&pos, tables.rules(), &probe))
 }
 
 /// The answer to `req` if it can be given from memory ([`Tablebase::probe_cached`]):
@@ -154,8 +155,8 @@ fn probe_inline(
             .map(|v| v.map(|v| convert::value_response(&pos, tables.rules(), v)))
     } else {
         tables
-            .probe_cached(&pos)
-            .map(|r| r.map(convert::probe_response))
+            .probe_moves_cached(&pos)
+            .map(|r| r.map(|p| convert::probe_response(&pos, tables.rules(), &p)))
     };
     answer.map_err(ServiceError::from).transpose()
 }
