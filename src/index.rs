@@ -345,33 +345,15 @@ impl TableIndex {
     pub fn encode(&self, board: &Board) -> Option<u64> {
         let wk = board.shah_of(Color::White)?.index();
         let bk = board.shah_of(Color::Black)?.index();
-        let mut t = 0usize;
-        if wk % 8 > 3 {
-            t |= 1;
-        }
-        if !self.pawns {
-            let w1 = TRANSFORMS[t][wk] as usize;
-            if w1 / 8 > 3 {
-                t |= 2;
-            }
-            let w2 = TRANSFORMS[t][wk] as usize;
-            if w2 / 8 > w2 % 8 {
-                t |= 4;
-            }
-            let w3 = TRANSFORMS[t][wk] as usize;
-            if w3 / 8 == w3 % 8 {
-                let b3 = TRANSFORMS[t][bk] as usize;
-                if b3 / 8 > b3 % 8 {
-                    t ^= 4;
-                } else if b3 / 8 == b3 % 8 {
-                    // both shahs on the diagonal: the smaller of the two mirror images
-                    let a = self.encode_with(board, t)?;
-                    let b = self.encode_with(board, t ^ 4)?;
-                    return Some(a.min(b));
-                }
+        match self.transform(wk, bk) {
+            (t, false) => self.encode_with(board, t),
+            (t, true) => {
+                // both shahs on the diagonal: the smaller of the two mirror images
+                let a = self.encode_with(board, t)?;
+                let b = self.encode_with(board, t ^ 4)?;
+                Some(a.min(b))
             }
         }
-        self.encode_with(board, t)
     }
 
     fn encode_with(&self, board: &Board, t: usize) -> Option<u64> {
@@ -484,12 +466,28 @@ impl TableIndex {
         to: Square,
     ) -> u64 {
         debug_assert!(piece.role != Role::Shah && !self.may_be_mirror(index));
+        self.index_after_group_move(index, piece, || board.by_piece(piece), from, to)
+    }
+
+    /// The index after `piece` moves from `from` to `to` on a board of `index`, all in
+    /// the orientation of the index; `squares` gives the squares of the piece's group
+    /// (asked for only when the group has more than one piece).
+    #[inline]
+    fn index_after_group_move(
+        &self,
+        index: u64,
+        piece: Piece,
+        squares: impl FnOnce() -> Bitboard,
+        from: Square,
+        to: Square,
+    ) -> u64 {
         let g =
             &self.groups[usize::from(self.group_of[piece.color.index() * 6 + piece.role.index()])];
         let (old, new) = if g.count == 1 {
+            // the pawn offset cancels out of the difference
             (from.index() as u64, to.index() as u64)
         } else {
-            let bb = board.by_piece(piece);
+            let bb = squares();
             let colex = |bb: Bitboard| -> u64 {
                 bb.into_iter()
                     .enumerate()
@@ -501,10 +499,11 @@ impl TableIndex {
         index + new * g.weight - old * g.weight
     }
 
-    /// The index after a shah of the board of `index` (as decoded) moves, the shahs then
-    /// standing on `wk` and `bk`, when the board keeps its orientation: `None` when the new
-    /// pair needs another symmetry (or both shahs then stand on the diagonal), where
-    /// [`TableIndex::encode`] must tell.
+    /// The index after a shah of a board of `index` moves, the shahs then standing on `wk`
+    /// and `bk` (all in the orientation of the index, as [`TableIndex::decode`] gives it),
+    /// when the board keeps its orientation: `None` when the new pair needs another
+    /// symmetry (or both shahs then stand on the diagonal), where [`TableIndex::encode`]
+    /// must tell.
     #[inline]
     #[must_use]
     pub fn index_after_shah_move(&self, index: u64, wk: Square, bk: Square) -> Option<u64> {
@@ -540,6 +539,17 @@ impl TableIndex {
     /// smaller index of two images).
     #[inline]
     fn symmetry(&self, wk: usize, bk: usize) -> Option<usize> {
+        match self.transform(wk, bk) {
+            (t, false) => Some(t),
+            (_, true) => None,
+        }
+    }
+
+    /// The transform that brings the shahs on `wk` and `bk` into their canonical places,
+    /// and whether it is ambiguous (both shahs then on the diagonal, no pawns: the
+    /// transform and its a1-h8 flip both do).
+    #[inline]
+    fn transform(&self, wk: usize, bk: usize) -> (usize, bool) {
         let mut t = 0usize;
         if wk % 8 > 3 {
             t |= 1;
@@ -559,11 +569,11 @@ impl TableIndex {
                 if b3 / 8 > b3 % 8 {
                     t ^= 4;
                 } else if b3 / 8 == b3 % 8 {
-                    return None;
+                    return (t, true);
                 }
             }
         }
-        Some(t)
+        (t, false)
     }
 
     /// Whether the index could be a non-canonical mirror image (both shahs on the
@@ -603,30 +613,16 @@ impl MoveFrame<'_> {
     #[must_use]
     pub fn index_after_move(&self, board: &Board, piece: Piece, from: Square, to: Square) -> u64 {
         debug_assert!(piece.role != Role::Shah);
-        let ix = self.index;
-        let g = &ix.groups[usize::from(ix.group_of[piece.color.index() * 6 + piece.role.index()])];
-        let tr = &TRANSFORMS[self.t];
-        let (old, new) = if g.count == 1 {
-            // the pawn offset cancels out of the difference
-            (u64::from(tr[from.index()]), u64::from(tr[to.index()]))
-        } else {
-            let image = |bb: Bitboard| -> Bitboard {
-                let mut out = Bitboard::EMPTY;
-                for s in bb {
-                    out.insert(Square::new(u32::from(tr[s.index()])));
-                }
-                out
-            };
-            let colex = |bb: Bitboard| -> u64 {
-                bb.into_iter()
-                    .enumerate()
-                    .map(|(k, s)| BINOM[s.index() - g.offset as usize][k + 1])
-                    .sum()
-            };
-            let bb = board.by_piece(piece);
-            (colex(image(bb)), colex(image(bb.without(from).with(to))))
+        let image = |s: Square| Square::new(u32::from(TRANSFORMS[self.t][s.index()]));
+        let squares = || {
+            let mut out = Bitboard::EMPTY;
+            for s in board.by_piece(piece) {
+                out.insert(image(s));
+            }
+            out
         };
-        self.base + new * g.weight - old * g.weight
+        self.index
+            .index_after_group_move(self.base, piece, squares, image(from), image(to))
     }
 
     /// The index after the shah of `color` of `board` (the board of this frame) moves to
@@ -636,26 +632,15 @@ impl MoveFrame<'_> {
     #[inline]
     #[must_use]
     pub fn index_after_shah_move(&self, board: &Board, color: Color, to: Square) -> Option<u64> {
-        let ix = self.index;
-        let (mut wk, mut bk) = (
-            board.shah_of(Color::White)?.index(),
-            board.shah_of(Color::Black)?.index(),
-        );
-        let tr = &TRANSFORMS[self.t];
-        let kk = &kk_table(ix.pawns).index;
-        let old = kk[usize::from(tr[wk]) * 64 + usize::from(tr[bk])];
-        match color {
-            Color::White => wk = to.index(),
-            Color::Black => bk = to.index(),
-        }
-        if ix.symmetry(wk, bk)? != self.t {
-            return None;
-        }
-        let new = kk[usize::from(tr[wk]) * 64 + usize::from(tr[bk])];
-        if new == NO_KK || old == NO_KK {
-            return None;
-        }
-        Some(self.base + u64::from(new) * ix.rest - u64::from(old) * ix.rest)
+        let image = |s: Square| Square::new(u32::from(TRANSFORMS[self.t][s.index()]));
+        let (wk, bk) = match color {
+            Color::White => (to, board.shah_of(Color::Black)?),
+            Color::Black => (board.shah_of(Color::White)?, to),
+        };
+        // The images of the new shahs are a canonical, unambiguous pair exactly when this
+        // frame's transform is the one `encode` picks for them.
+        self.index
+            .index_after_shah_move(self.base, image(wk), image(bk))
     }
 }
 
