@@ -10,16 +10,17 @@
 //!   promotion already saves the position from losing.
 //!
 //! The passes:
-//! 1. *Seed*: every position is decoded and its legal moves generated. Mates and
-//!    stalemates get their value at once; captures and promotions are looked up in the
-//!    smaller tables (through [`SubTables`]), giving a first (tentative) win, a saving
-//!    draw, or a loss to compare with; quiet successors are counted.
+//! 1. *Seed*: every position is decoded; its quiet moves are counted and its captures and
+//!    promotions played and looked up in the smaller tables (through [`SubTables`]),
+//!    giving a first (tentative) win, a saving draw, or a loss to compare with. Mates and
+//!    stalemates get their value at once.
 //! 2. *Retrograde*, ply by ply `n = 0, 1, 2, ...`: the positions decided at distance `n`
 //!    form the frontier. From a loss at `n`, every quiet predecessor (found with un-moves
 //!    from the same attack tables) wins in `n + 1` unless it already wins faster. From a
 //!    win at `n`, every quiet predecessor's counter drops by one; at zero the predecessor
-//!    is lost, and its distance is one more than its longest-resisting successor (found by
-//!    forward generation, which also checks that every successor really wins).
+//!    is lost in `n + 1`, or later where one of its conversions resists longer. The
+//!    positions decided in one pass are listed for the next; seed values and losses that
+//!    a conversion lengthens are found by scanning the blocks marked for their distance.
 //! 3. What is still undecided is a draw.
 //!
 //! Conversions do not reset the distance: DTM counts plies to the real end of the game.
@@ -216,7 +217,8 @@ pub struct Generator<'a> {
     codes: Vec<AtomicU16>,
     counters: Vec<AtomicU8>,
     /// Per block of `1 << MARK_SHIFT` slots, bit `d % 64` is set once a slot of the block
-    /// has been given a value at distance `d`: a ply pass skips the blocks without one.
+    /// has been given a value at distance `d` other than by a ply pass's list (by the seed,
+    /// or a loss a conversion lengthens): a ply pass scans only the blocks marked for it.
     marks: Vec<AtomicU64>,
     /// One bit a slot: set when a ply pass decides the slot and lists it for the next
     /// pass, so that the scan of marked blocks passes over it.
@@ -255,7 +257,8 @@ impl<'a> Generator<'a> {
         self.index.size()
     }
 
-    /// Stores a decided value's code and marks its block for the ply pass of its distance.
+    /// Stores a decided value's code and marks its block for the ply pass of its distance
+    /// (for values that no ply pass lists; see [`Generator::list`]).
     #[inline]
     fn decide(&self, slot: usize, code: u16) {
         self.codes[slot].store(code, Ordering::Relaxed);
