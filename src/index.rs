@@ -440,6 +440,12 @@ impl TableIndex {
         } else {
             return false;
         };
+        // A square where exactly one of it and its mirror is occupied differs in some
+        // piece's bitboard: more than four such squares settle it at once.
+        let occ = board.occupied().0;
+        if (occ ^ flip(occ)).count_ones() > 4 {
+            return false;
+        }
         let mut differ = 0;
         for color in Color::ALL {
             for role in Role::ALL {

@@ -1,13 +1,16 @@
 //! The retrograde generator: WDL and DTM for every position of one material.
 //!
-//! Per position (both sides to move) the generator keeps a 16-bit value code and an
-//! 8-bit counter:
-//! - the code is 0 while undecided (a draw at the end), `d + 1` once decided at
-//!   distance `d` plies (odd `d` a win for the side to move, even `d` a loss), or
-//!   [`UNUSED`] for an index that names no legal, canonical position;
-//! - the counter holds how many distinct quiet successors (moves within the material)
-//!   are not yet known to win for the opponent, or [`NEVER_LOST`] when a capture or
-//!   promotion already saves the position from losing.
+//! Per position (both sides to move) the generator keeps one 16-bit state:
+//! - `d + 1` once decided at distance `d` plies (odd `d` a win for the side to move, even
+//!   `d` a loss);
+//! - [`UNUSED`] for an index that names no legal, canonical position;
+//! - while undecided, either [`SAVED`] (a capture or promotion, or a stalemate that is a
+//!   draw, already saves the position from losing) or an open count: how many distinct
+//!   quiet successors (moves within the material) are not yet known to win for the
+//!   opponent, and whether the position has a conversion at all (see [`open_state`]).
+//!
+//! One state a slot keeps the ply passes at one cache miss a predecessor. What is still
+//! undecided at the end is a draw (code 0).
 //!
 //! The passes:
 //! 1. *Seed*: every position is decoded; its quiet moves are counted and its captures and
@@ -17,17 +20,19 @@
 //! 2. *Retrograde*, ply by ply `n = 0, 1, 2, ...`: the positions decided at distance `n`
 //!    form the frontier. From a loss at `n`, every quiet predecessor (found with un-moves
 //!    from the same attack tables) wins in `n + 1` unless it already wins faster. From a
-//!    win at `n`, every quiet predecessor's counter drops by one; at zero the predecessor
-//!    is lost in `n + 1`, or later where one of its conversions resists longer. The
-//!    positions decided in one pass are listed for the next; seed values and losses that
-//!    a conversion lengthens are found by scanning the blocks marked for their distance.
+//!    win at `n`, every quiet predecessor's open count drops by one; at zero the
+//!    predecessor is lost in `n + 1`, or later where one of its conversions resists
+//!    longer. The positions decided in one pass are listed (one bit a slot) for the next;
+//!    seed values and losses that a conversion lengthens are found by scanning the blocks
+//!    marked for their distance. Either way a pass visits its frontier in slot order,
+//!    which keeps neighbouring positions' predecessors near each other in memory.
 //! 3. What is still undecided is a draw.
 //!
 //! Conversions do not reset the distance: DTM counts plies to the real end of the game.
 //! Symmetric duplicates are handled by counting successors and predecessors as distinct
-//! canonical indices, so the counters balance.
+//! canonical indices, so the counts balance.
 
-use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -54,10 +59,28 @@ pub use stats::{Longest, SideStats, TableStats};
 
 /// The code of an index that names no legal, canonical position.
 pub const UNUSED: u16 = u16::MAX;
-/// The counter of a position that a conversion saves from losing.
-const NEVER_LOST: u8 = u8::MAX;
-/// Longest distance a table can hold (codes stay below [`UNUSED`]).
+/// Longest distance a table can hold (codes stay below [`OPEN`]).
 pub const MAX_DTM: u32 = 65_000;
+/// The first undecided state: [`open_state`] counts from here.
+const OPEN: u16 = 0xFE00;
+/// Most quiet successors an open state can count.
+const MAX_OPEN_COUNT: usize = 127;
+/// The state of an undecided position that a conversion (or a drawn stalemate) saves
+/// from losing: its quiet successors need no counting.
+const SAVED: u16 = 0xFF00;
+
+// Decided codes, open states and SAVED never meet.
+const _: () = assert!(MAX_DTM + 1 < OPEN as u32);
+const _: () = assert!(open_state(MAX_OPEN_COUNT as u16, true) < SAVED && SAVED < UNUSED);
+
+/// The state of an undecided position with `count` quiet successors not yet known to win
+/// for the opponent (at most [`MAX_OPEN_COUNT`]); bit 0 says whether it has a conversion
+/// (all of them losing), the one thing a loss settled from its last quiet successor still
+/// has to look at.
+#[inline]
+const fn open_state(count: u16, has_conversion: bool) -> u16 {
+    OPEN + (count << 1) + has_conversion as u16
+}
 
 /// Where the generator looks up positions after a capture or a promotion.
 pub trait SubTables: Sync {
@@ -194,9 +217,22 @@ fn code_of(v: Value) -> u16 {
     v.to_dtm_code().expect("distance checked against MAX_DTM")
 }
 
+/// Whether a state holds a decided value.
 #[inline]
 fn is_decided(code: u16) -> bool {
-    code != 0 && code != UNUSED
+    code != 0 && code < OPEN
+}
+
+/// Whether a state is open: undecided, its quiet successors counted.
+#[inline]
+fn is_open(code: u16) -> bool {
+    (OPEN..SAVED).contains(&code)
+}
+
+/// Whether a state is undecided (open or [`SAVED`]).
+#[inline]
+fn is_undecided(code: u16) -> bool {
+    code >= OPEN && code != UNUSED
 }
 
 #[inline]
@@ -208,21 +244,65 @@ const CHUNK: u64 = 1 << 14;
 /// Slots per block of [`Generator::marks`] (a power of two dividing [`CHUNK`]).
 const MARK_SHIFT: u32 = 10;
 
+/// Decodes indices that mostly come in increasing order: where the last group is a single
+/// piece, the rest of the board is decoded once per run of that piece's squares.
+struct Decoder {
+    last: Option<(Piece, u32, u64)>,
+    prefix: (u64, Option<Board>),
+}
+
+impl Decoder {
+    fn new(index: &TableIndex) -> Decoder {
+        Decoder {
+            last: index.last_single(),
+            prefix: (u64::MAX, None),
+        }
+    }
+
+    /// The board of index `i` (see [`TableIndex::decode`]).
+    #[inline]
+    fn decode(&mut self, index: &TableIndex, i: u64) -> Option<Board> {
+        let board = match self.last {
+            Some((piece, offset, squares)) => {
+                let key = i / squares;
+                if key != self.prefix.0 {
+                    self.prefix = (key, index.decode_without_last(i));
+                }
+                let sq = Square::new(offset + (i % squares) as u32);
+                self.prefix
+                    .1
+                    .filter(|b| !b.occupied().contains(sq))
+                    .map(|mut b| {
+                        b.put_on_empty(sq, piece);
+                        b
+                    })
+            }
+            None => index.decode(i),
+        };
+        debug_assert_eq!(board, index.decode(i));
+        board
+    }
+}
+
 /// The generator for one material under one rule set.
 pub struct Generator<'a> {
     index: TableIndex,
     rules: RuleSet,
     sub: &'a dyn SubTables,
     progress: &'a dyn Progress,
+    /// The state of every slot (see the module documentation).
     codes: Vec<AtomicU16>,
-    counters: Vec<AtomicU8>,
     /// Per block of `1 << MARK_SHIFT` slots, bit `d % 64` is set once a slot of the block
     /// has been given a value at distance `d` other than by a ply pass's list (by the seed,
     /// or a loss a conversion lengthens): a ply pass scans only the blocks marked for it.
     marks: Vec<AtomicU64>,
-    /// One bit a slot: set when a ply pass decides the slot and lists it for the next
-    /// pass, so that the scan of marked blocks passes over it.
-    listed: Vec<AtomicU64>,
+    /// The frontier as one bit a slot, by parity of distance: a ply pass `n` reads and
+    /// clears `frontier[n % 2]` (the slots it lists at distance `n`) and lists the slots it
+    /// decides at `n + 1` in the other.
+    frontier: [Vec<AtomicU64>; 2],
+    /// One bit a block of `1 << MARK_SHIFT` slots: whether any slot of the block is in the
+    /// frontier of the same parity.
+    frontier_blocks: [Vec<AtomicU64>; 2],
     /// The packed conversion codes the seed found (see [`Generated::conversions`]).
     conversions: Vec<u8>,
     max_distance: AtomicU32,
@@ -244,9 +324,9 @@ impl<'a> Generator<'a> {
             sub,
             progress,
             codes: Vec::new(),
-            counters: Vec::new(),
             marks: Vec::new(),
-            listed: Vec::new(),
+            frontier: [Vec::new(), Vec::new()],
+            frontier_blocks: [Vec::new(), Vec::new()],
             conversions: Vec::new(),
             max_distance: AtomicU32::new(0),
             error: std::sync::Mutex::new(None),
@@ -269,23 +349,17 @@ impl<'a> Generator<'a> {
         }
     }
 
-    /// Lists a slot just decided at the next ply's distance.
+    /// Lists a slot just decided at distance `d` (the next ply's) for the pass of `d`.
     #[inline]
-    fn list(&self, slot: u64, next: &mut Vec<u64>) {
-        self.listed[(slot / 64) as usize].fetch_or(1 << (slot % 64), Ordering::Relaxed);
-        next.push(slot);
-    }
-
-    /// Whether a slot was listed (see [`Generator::list`]).
-    #[inline]
-    fn is_listed(&self, slot: u64) -> bool {
-        self.listed[(slot / 64) as usize].load(Ordering::Relaxed) & (1 << (slot % 64)) != 0
-    }
-
-    /// The conversion code the seed found for a slot (see [`Generated::conversions`]).
-    #[inline]
-    fn conversion_code_at(&self, slot: u64) -> u8 {
-        (self.conversions[(slot / 4) as usize] >> (2 * (slot % 4))) & 3
+    fn list(&self, slot: u64, d: u32) {
+        let parity = (d % 2) as usize;
+        self.frontier[parity][(slot / 64) as usize].fetch_or(1 << (slot % 64), Ordering::Relaxed);
+        let block = slot >> MARK_SHIFT;
+        let word = &self.frontier_blocks[parity][(block / 64) as usize];
+        let bit = 1u64 << (block % 64);
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
     }
 
     fn fail(&self, e: GenError) {
@@ -384,11 +458,18 @@ impl<'a> Generator<'a> {
         let start = Instant::now();
         let total = 2 * self.size();
         self.codes = zeroed(total as usize);
-        self.counters = zeroed(total as usize);
         self.marks = (0..total.div_ceil(1 << MARK_SHIFT))
             .map(|_| AtomicU64::new(0))
             .collect();
-        self.listed = (0..total.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let blocks = total.div_ceil(1 << MARK_SHIFT);
+        self.frontier = [
+            zeroed(total.div_ceil(64) as usize),
+            zeroed(total.div_ceil(64) as usize),
+        ];
+        self.frontier_blocks = [
+            zeroed(blocks.div_ceil(64) as usize),
+            zeroed(blocks.div_ceil(64) as usize),
+        ];
 
         self.conversions = self.seed();
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -398,13 +479,17 @@ impl<'a> Generator<'a> {
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
         }
-        self.counters = Vec::new();
         self.marks = Vec::new();
-        self.listed = Vec::new();
+        self.frontier = [Vec::new(), Vec::new()];
+        self.frontier_blocks = [Vec::new(), Vec::new()];
         let conversions = std::mem::take(&mut self.conversions);
+        // what is still undecided is a draw
         let codes: Vec<u16> = std::mem::take(&mut self.codes)
             .into_iter()
-            .map(AtomicU16::into_inner)
+            .map(|c| {
+                let c = c.into_inner();
+                if is_undecided(c) { 0 } else { c }
+            })
             .collect();
         let material = self.index.material();
         let stats = stats::count(&self.index, &codes, self.progress);
@@ -433,30 +518,10 @@ impl<'a> Generator<'a> {
                     let hi = (lo + CHUNK).min(total);
                     let mut max = 0;
                     let mut packed = vec![0u8; (hi - lo).div_ceil(4) as usize];
-                    // Consecutive indices differ in the last group first: where that is a
-                    // single piece, the rest of the board is decoded once per square run.
-                    let last = self.index.last_single();
-                    let mut prefix: (u64, Option<Board>) = (u64::MAX, None);
+                    let mut decoder = Decoder::new(&self.index);
                     for slot in lo..hi {
                         let (turn, i) = self.index.split_slot(slot);
-                        let board = match last {
-                            Some((piece, offset, squares)) => {
-                                let key = i / squares;
-                                if key != prefix.0 {
-                                    prefix = (key, self.index.decode_without_last(i));
-                                }
-                                let sq = Square::new(offset + (i % squares) as u32);
-                                prefix
-                                    .1
-                                    .filter(|b| !b.occupied().contains(sq))
-                                    .map(|mut b| {
-                                        b.put_on_empty(sq, piece);
-                                        b
-                                    })
-                            }
-                            None => self.index.decode(i),
-                        };
-                        debug_assert_eq!(board, self.index.decode(i));
+                        let board = decoder.decode(&self.index, i);
                         let pos = self.position_of(turn, i, board);
                         let (d, conversion) = self.seed_one(slot, pos, moves, kids);
                         if let Some(d) = d {
@@ -549,7 +614,7 @@ impl<'a> Generator<'a> {
                 self.decide(s, code_of(v));
                 return (v.dtm(), None);
             }
-            self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
+            self.codes[s].store(SAVED, Ordering::Relaxed);
             return (None, None);
         }
         match best_conversion {
@@ -559,11 +624,10 @@ impl<'a> Generator<'a> {
                     return (None, None);
                 }
                 self.decide(s, code_of(v));
-                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
                 (Some(d), best_conversion)
             }
             Some(Value::Draw) => {
-                self.counters[s].store(NEVER_LOST, Ordering::Relaxed);
+                self.codes[s].store(SAVED, Ordering::Relaxed);
                 (None, best_conversion)
             }
             loss => {
@@ -576,12 +640,15 @@ impl<'a> Generator<'a> {
                     }
                     self.decide(s, code_of(v));
                     (v.dtm(), best_conversion)
+                } else if quiet > MAX_OPEN_COUNT {
+                    self.fail(GenError::Inconsistent(format!(
+                        "{} has {quiet} quiet moves, more than {MAX_OPEN_COUNT}",
+                        Fen::from_position(&pos)
+                    )));
+                    (None, None)
                 } else {
-                    let n = u8::try_from(quiet)
-                        .ok()
-                        .filter(|&n| n < NEVER_LOST)
-                        .expect("fewer than 255 quiet successors");
-                    self.counters[s].store(n, Ordering::Relaxed);
+                    let state = open_state(quiet as u16, best_conversion.is_some());
+                    self.codes[s].store(state, Ordering::Relaxed);
                     (None, best_conversion)
                 }
             }
@@ -646,10 +713,8 @@ impl<'a> Generator<'a> {
     }
 
     fn retrograde(&self) {
-        // The frontier of ply `n`: the slots decided at distance `n` during ply `n - 1`
-        // (each pushed by the one thread that decided it), and the blocks marked for `n`
-        // by the seed or by a loss that a conversion makes longer.
-        let mut frontier: Vec<Vec<u64>> = Vec::new();
+        /// Blocks a task.
+        const GROUP: u64 = 16;
         let blocks = self.marks.len() as u64;
         let total = 2 * self.size();
         let mut n: u32 = 0;
@@ -660,56 +725,68 @@ impl<'a> Generator<'a> {
             }
             let want = (n + 1) as u16;
             let bit = 1u64 << (n % 64);
-            let listed: u64 = frontier.iter().map(|v| v.len() as u64).sum();
-            self.progress.begin(
-                &format!("{} ply {n}", self.index.material()),
-                listed + total,
-            );
-            let from_list: Vec<Vec<u64>> = frontier
-                .par_iter()
-                .flat_map(|v| v.par_chunks(1 << 12))
-                .map_init(
-                    || (Vec::with_capacity(64), MoveList::new()),
-                    |(preds, moves), slots| {
-                        let mut next = Vec::new();
-                        for &slot in slots {
-                            self.propagate(slot, n, preds, moves, &mut next);
+            let frontier = &self.frontier[(n % 2) as usize];
+            let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
+            self.progress
+                .begin(&format!("{} ply {n}", self.index.material()), total);
+            (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(
+                || {
+                    (
+                        Vec::with_capacity(64),
+                        MoveList::new(),
+                        Decoder::new(&self.index),
+                    )
+                },
+                |(preds, moves, decoder), group| {
+                    let first = group * GROUP;
+                    let end = (first + GROUP).min(blocks);
+                    for block in first..end {
+                        let marked = self.marks[block as usize].load(Ordering::Relaxed) & bit != 0;
+                        let listed = frontier_blocks[(block / 64) as usize].load(Ordering::Relaxed)
+                            & (1 << (block % 64))
+                            != 0;
+                        if !marked && !listed {
+                            continue;
                         }
-                        self.progress.advance(slots.len() as u64);
-                        next
-                    },
-                )
-                .collect();
-            let from_marks: Vec<Vec<u64>> = (0..blocks.div_ceil(16))
-                .into_par_iter()
-                .map_init(
-                    || (Vec::with_capacity(64), MoveList::new()),
-                    |(preds, moves), group| {
-                        let mut next = Vec::new();
-                        for block in group * 16..(group * 16 + 16).min(blocks) {
-                            if self.marks[block as usize].load(Ordering::Relaxed) & bit == 0 {
-                                continue;
+                        let start = block << MARK_SHIFT;
+                        let stop = (start + (1 << MARK_SHIFT)).min(total);
+                        let words = (start / 64) as usize..stop.div_ceil(64) as usize;
+                        if marked {
+                            // every slot decided at `n` is here, listed or not
+                            if listed {
+                                words.for_each(|w| frontier[w].store(0, Ordering::Relaxed));
                             }
-                            let start = block << MARK_SHIFT;
-                            for slot in start..(start + (1 << MARK_SHIFT)).min(total) {
-                                if self.codes[slot as usize].load(Ordering::Relaxed) == want
-                                    && !self.is_listed(slot)
-                                {
-                                    self.propagate(slot, n, preds, moves, &mut next);
+                            for slot in start..stop {
+                                if self.codes[slot as usize].load(Ordering::Relaxed) == want {
+                                    self.propagate(slot, n, preds, moves, decoder);
+                                }
+                            }
+                        } else {
+                            for w in words {
+                                let mut bits = frontier[w].load(Ordering::Relaxed);
+                                if bits == 0 {
+                                    continue;
+                                }
+                                frontier[w].store(0, Ordering::Relaxed);
+                                while bits != 0 {
+                                    let slot = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                                    bits &= bits - 1;
+                                    debug_assert_eq!(
+                                        self.codes[slot as usize].load(Ordering::Relaxed),
+                                        want
+                                    );
+                                    self.propagate(slot, n, preds, moves, decoder);
                                 }
                             }
                         }
-                        self.progress
-                            .advance(((group * 16 + 16).min(blocks) - group * 16) << MARK_SHIFT);
-                        next
-                    },
-                )
-                .collect();
-            frontier = from_list
-                .into_iter()
-                .chain(from_marks)
-                .filter(|v| !v.is_empty())
-                .collect();
+                    }
+                    self.progress.advance((end - first) << MARK_SHIFT);
+                },
+            );
+            // every slot listed for `n` is done (its bit cleared above)
+            frontier_blocks
+                .iter()
+                .for_each(|w| w.store(0, Ordering::Relaxed));
             self.progress.end();
             n += 1;
         }
@@ -818,10 +895,15 @@ impl<'a> Generator<'a> {
         n: u32,
         preds: &mut Vec<u64>,
         moves: &mut MoveList,
-        next: &mut Vec<u64>,
+        decoder: &mut Decoder,
     ) {
-        let pos = self.used_position_at(slot);
-        let (_, i) = self.index.split_slot(slot);
+        let (turn, i) = self.index.split_slot(slot);
+        let Some(board) = decoder.decode(&self.index, i) else {
+            return self.fail(GenError::Inconsistent(format!(
+                "slot {slot} holds a value but names no position"
+            )));
+        };
+        let pos = Position::from_board_unchecked(board, turn);
         let mover = !pos.turn();
         preds.clear();
         if let Err(prev) = self.quiet_predecessors(&pos, i, preds) {
@@ -857,11 +939,12 @@ impl<'a> Generator<'a> {
                     .copied()
                     .unwrap_or_else(|| cell.load(Ordering::Relaxed));
                 // exactly one thread decides it, and lists it for the next ply
-                while cur == 0 || (cur != UNUSED && cur > win && distance(cur) % 2 == 1) {
+                while is_undecided(cur) || (is_decided(cur) && cur > win && distance(cur) % 2 == 1)
+                {
                     match cell.compare_exchange_weak(cur, win, Ordering::Relaxed, Ordering::Relaxed)
                     {
                         Ok(_) => {
-                            self.list(p, next);
+                            self.list(p, n + 1);
                             break;
                         }
                         Err(now) => cur = now,
@@ -874,25 +957,26 @@ impl<'a> Generator<'a> {
         } else {
             // a win at n: one more successor of each predecessor is lost for it (plain
             // loads first, as above)
-            let mut open = [true; 64];
+            let mut open = [false; 64];
             for (k, &p) in preds.iter().enumerate().take(open.len()) {
-                let pi = p as usize;
-                open[k] = !is_decided(self.codes[pi].load(Ordering::Relaxed))
-                    && self.counters[pi].load(Ordering::Relaxed) != NEVER_LOST;
+                open[k] = is_open(self.codes[p as usize].load(Ordering::Relaxed));
             }
             for (k, &p) in preds.iter().enumerate() {
-                let pi = p as usize;
-                if !open.get(k).copied().unwrap_or(true)
-                    || is_decided(self.codes[pi].load(Ordering::Relaxed))
-                {
+                let cell = &self.codes[p as usize];
+                // In a pass of wins a state leaves "open" only when the thread that counts
+                // its last successor settles it, and this successor is not counted yet:
+                // an open state seen here is still open.
+                let is_open_now = open
+                    .get(k)
+                    .copied()
+                    .unwrap_or_else(|| is_open(cell.load(Ordering::Relaxed)));
+                if !is_open_now {
                     continue;
                 }
-                let c = &self.counters[pi];
-                if c.load(Ordering::Relaxed) == NEVER_LOST {
-                    continue;
-                }
-                if c.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    self.settle_loss(p, n, moves, next);
+                let old = cell.fetch_sub(2, Ordering::AcqRel);
+                debug_assert!(is_open(old) && old >= open_state(1, false), "state {old}");
+                if old >> 1 == open_state(1, false) >> 1 {
+                    self.settle_loss(p, n, old & 1 == 1, moves);
                 }
             }
         }
@@ -901,10 +985,10 @@ impl<'a> Generator<'a> {
     /// A position all of whose quiet successors now win for the opponent, the last at
     /// distance `n` (wins are spread in order of distance): it is lost, as late as its
     /// best successor allows. Only its conversions can resist longer than `n`, and the
-    /// seed recorded whether it has any.
-    fn settle_loss(&self, slot: u64, n: u32, moves: &mut MoveList, next: &mut Vec<u64>) {
+    /// seed recorded whether it has any (`has_conversion`).
+    fn settle_loss(&self, slot: u64, n: u32, has_conversion: bool, moves: &mut MoveList) {
         let mut worst: u32 = n;
-        if self.conversion_code_at(slot) != 0 {
+        if has_conversion {
             let pos = self.used_position_at(slot);
             let mut error = None;
             pos.for_each_conversion(|m| match self.sub.value(&pos.play_unchecked(&m)) {
@@ -937,7 +1021,7 @@ impl<'a> Generator<'a> {
         }
         if loss == n + 1 {
             self.codes[slot as usize].store(code_of(Value::Loss(loss)), Ordering::Relaxed);
-            self.list(slot, next);
+            self.list(slot, loss);
         } else {
             self.decide(slot as usize, code_of(Value::Loss(loss)));
         }
