@@ -42,10 +42,10 @@ fn main() {
     let tb = Tablebase::open(&dir, rules).expect("open tables");
     let timer = Timer::default();
     let start = Instant::now();
-    let g = generate(material, rules, &tb, &timer).expect("generation");
+    let mut g = generate(material, rules, &tb, &timer).expect("generation");
     let gen_secs = start.elapsed().as_secs_f64();
     let t = Instant::now();
-    let (w, d) = files::write(&dir, &g).expect("write");
+    let (w, d) = files::write(&dir, &mut g).expect("write");
     println!(
         "{} generated in {gen_secs:.2}s, written in {:.2}s (WDL {w} B, DTM {d} B)",
         g.material,

@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::Args;
 use shatranj_tb::Material;
 use shatranj_tb::generate::files::{TableOutcome, generate_into};
+use shatranj_tb::index::TableIndex;
 
 use super::UserError;
 use super::common::{Bars, TablesArgs};
@@ -87,7 +88,9 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                     s.black.loss,
                     longest.map_or("none".to_string(), |p| format!("{p} plies")),
                     table.seconds,
-                    table.codes.len() as f64 / table.seconds.max(1e-9) / 1e6,
+                    2.0 * TableIndex::new(table.material).size() as f64
+                        / table.seconds.max(1e-9)
+                        / 1e6,
                     wdl_bytes,
                     dtm_bytes
                 ));

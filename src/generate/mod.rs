@@ -169,31 +169,39 @@ impl Generated {
     /// (Looking ahead to the next exact value as well made no measurable difference.)
     #[must_use]
     pub fn wdl_file_values(&self) -> Vec<u16> {
-        // Runs restart every 2^20 slots (a WDL block), so the chunks go in parallel.
-        const CHUNK: usize = 1 << 20;
-        let mut out = vec![UNUSED; self.codes.len()];
-        out.par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(k, chunk)| {
-                let mut prev = 0u16;
-                for (j, v) in chunk.iter_mut().enumerate() {
-                    let s = k * CHUNK + j;
-                    let c = self.codes[s];
-                    if c == UNUSED {
-                        continue;
-                    }
-                    let exact = wdl_code(Value::from_dtm_code(c).wdl());
-                    let conversion = self.conversion_at(s);
-                    *v = if conversion != 0 && u16::from(conversion - 1) == exact {
-                        prev.min(exact)
-                    } else {
-                        exact
-                    };
-                    prev = *v;
-                }
-            });
-        out
+        let mut values = self.codes.clone();
+        wdl_values_in_place(&mut values, &self.conversions);
+        values
     }
+}
+
+/// Turns DTM codes into the values of the WDL file in place (see
+/// [`Generated::wdl_file_values`]; `conversions` as [`Generated::conversions`]).
+pub(crate) fn wdl_values_in_place(codes: &mut [u16], conversions: &[u8]) {
+    // Runs restart every 2^20 slots (a WDL block), so the chunks go in parallel. Each
+    // value needs its own code and the value before it, so one pass rewrites them.
+    const CHUNK: usize = 1 << 20;
+    codes
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(k, chunk)| {
+            let mut prev = 0u16;
+            for (j, v) in chunk.iter_mut().enumerate() {
+                let s = k * CHUNK + j;
+                let c = *v;
+                if c == UNUSED {
+                    continue;
+                }
+                let exact = wdl_code(Value::from_dtm_code(c).wdl());
+                let conversion = (conversions[s / 4] >> (2 * (s % 4))) & 3;
+                *v = if conversion != 0 && u16::from(conversion - 1) == exact {
+                    prev.min(exact)
+                } else {
+                    exact
+                };
+                prev = *v;
+            }
+        });
 }
 
 #[inline]

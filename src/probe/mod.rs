@@ -387,6 +387,19 @@ impl Tablebase {
         Ok(())
     }
 
+    /// Empties the decompressed-block cache of every open table file (their bound stays).
+    /// A long generation calls it between tables: each table reads other sub-tables, and
+    /// caches left warm by earlier ones would add up to gigabytes.
+    pub fn clear_caches(&self) {
+        for slot in self.slots.values() {
+            for file in [slot.wdl.get(), slot.dtm.get()].into_iter().flatten() {
+                let capacity = file.cache_capacity();
+                file.set_cache_capacity(0);
+                file.set_cache_capacity(capacity);
+            }
+        }
+    }
+
     /// Bounds the decompressed-block cache of each table file opened from now on.
     pub fn set_cache_bytes(&mut self, bytes: usize) {
         self.cache_bytes = bytes;
