@@ -4,10 +4,10 @@
 //! - `d + 1` once decided at distance `d` plies (odd `d` a win for the side to move, even
 //!   `d` a loss);
 //! - [`UNUSED`] for an index that names no legal, canonical position;
-//! - while undecided, either [`SAVED`] (a capture or promotion, or a stalemate that is a
+//! - while undecided, either `SAVED` (a capture or promotion, or a stalemate that is a
 //!   draw, already saves the position from losing) or an open count: how many distinct
 //!   quiet successors (moves within the material) are not yet known to win for the
-//!   opponent, and whether the position has a conversion at all (see [`open_state`]).
+//!   opponent, and whether the position has a conversion at all (see `open_state`).
 //!
 //! One state a slot keeps the ply passes at one cache miss a predecessor. What is still
 //! undecided at the end is a draw (code 0).
@@ -59,7 +59,7 @@ pub use stats::{Longest, SideStats, TableStats};
 
 /// The code of an index that names no legal, canonical position.
 pub const UNUSED: u16 = u16::MAX;
-/// Longest distance a table can hold (codes stay below [`OPEN`]).
+/// Longest distance a table can hold (codes stay below the undecided states).
 pub const MAX_DTM: u32 = 65_000;
 /// The first undecided state: [`open_state`] counts from here.
 const OPEN: u16 = 0xFE00;
