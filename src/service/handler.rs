@@ -367,7 +367,7 @@ impl pb::tablebase_server::Tablebase for TablebaseService {
 
     type ProbeManyStream = ProbeManyStream;
 
-    /// See [`ProbeManyAnswers`].
+    /// See `ProbeManyAnswers` (how a stream of requests is answered).
     async fn probe_many(
         &self,
         request: Request<Streaming<pb::ProbeRequest>>,
