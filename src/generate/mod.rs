@@ -155,7 +155,7 @@ impl Generated {
     /// The conversion code of a slot (see [`Generated::conversions`]).
     #[must_use]
     pub fn conversion_at(&self, slot: usize) -> u8 {
-        (self.conversions[slot / 4] >> (2 * (slot % 4))) & 3
+        packed_conversion(&self.conversions, slot)
     }
 
     /// The values of the WDL file, slot by slot: 0 loss, 1 draw, 2 win, [`UNUSED`] for an
@@ -193,7 +193,7 @@ pub(crate) fn wdl_values_in_place(codes: &mut [u16], conversions: &[u8]) {
                     continue;
                 }
                 let exact = wdl_code(Value::from_dtm_code(c).wdl());
-                let conversion = (conversions[s / 4] >> (2 * (s % 4))) & 3;
+                let conversion = packed_conversion(conversions, s);
                 *v = if conversion != 0 && u16::from(conversion - 1) == exact {
                     prev.min(exact)
                 } else {
@@ -202,6 +202,12 @@ pub(crate) fn wdl_values_in_place(codes: &mut [u16], conversions: &[u8]) {
                 prev = *v;
             }
         });
+}
+
+/// The conversion code of `slot` in packed codes (see [`Generated::conversions`]).
+#[inline]
+fn packed_conversion(conversions: &[u8], slot: usize) -> u8 {
+    (conversions[slot / 4] >> (2 * (slot % 4))) & 3
 }
 
 #[inline]
@@ -466,10 +472,8 @@ impl<'a> Generator<'a> {
         let start = Instant::now();
         let total = 2 * self.size();
         self.codes = zeroed(total as usize);
-        self.marks = (0..total.div_ceil(1 << MARK_SHIFT))
-            .map(|_| AtomicU64::new(0))
-            .collect();
         let blocks = total.div_ceil(1 << MARK_SHIFT);
+        self.marks = zeroed(blocks as usize);
         self.frontier = [
             zeroed(total.div_ceil(64) as usize),
             zeroed(total.div_ceil(64) as usize),
