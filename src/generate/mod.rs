@@ -854,10 +854,17 @@ impl<'a> Generator<'a> {
             };
             let piece = Piece { color: mover, role };
             let other_rooks = rooks.without(to);
+            // a leaper must not have checked the victim from where it comes
+            let from_set = if role == Role::Rook {
+                from_set
+            } else {
+                from_set & !attacks::attacks(role, !mover, victim, occ)
+            };
             for from in from_set {
                 let occ_before = occ.without(to).with(from);
-                if attacks::attacks(role, mover, from, occ_before).contains(victim)
-                    || (attacks::rook_attacks(victim, occ_before) & other_rooks).any()
+                if (role == Role::Rook && attacks::rook_attacks(from, occ_before).contains(victim))
+                    || (other_rooks.any()
+                        && (attacks::rook_attacks(victim, occ_before) & other_rooks).any())
                 {
                     continue;
                 }
@@ -865,20 +872,29 @@ impl<'a> Generator<'a> {
                 preds.push(self.index.slot(mover, k));
             }
         }
+        // A shah un-move leaves every leaper where it is (no check by one may remain), and
+        // the shah, apart from the victim, gives no check: only a rook's line, opened or
+        // closed by the shah, can.
         let shah = pos.shah(mover);
-        for from in attacks::shah_attacks(shah) & empty {
-            if from.distance(victim) <= 1 {
-                continue;
-            }
-            let mut before = *board;
-            before.move_piece(mover, Role::Shah, shah, from, Role::Shah);
-            if before.attackers_to(victim, mover, before.occupied()).any() {
+        let shah_from = if leapers.any() {
+            Bitboard::EMPTY
+        } else {
+            attacks::shah_attacks(shah) & empty
+        };
+        for from in shah_from {
+            if from.distance(victim) <= 1
+                || (rooks.any()
+                    && (attacks::rook_attacks(victim, occ.without(shah).with(from)) & rooks).any())
+            {
                 continue;
             }
             if let Some(k) = self.shah_move_index(i, board, mover, from) {
                 preds.push(self.index.slot(mover, k));
                 continue;
             }
+            let mut before = *board;
+            before.move_piece(mover, Role::Shah, shah, from, Role::Shah);
+            debug_assert!(!before.attackers_to(victim, mover, before.occupied()).any());
             let prev = Position::from_board_unchecked(before, mover);
             match self.slot_of(&prev) {
                 Some(p) => preds.push(p),
