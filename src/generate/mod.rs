@@ -263,6 +263,21 @@ const MARK_SHIFT: u32 = 10;
 struct Decoder {
     last: Option<(Piece, u32, u64)>,
     prefix: (u64, Option<Board>),
+    /// What the prefix board says of checks on the shah not to move, for one side to move
+    /// (see [`Decoder::decode_legal`]).
+    threats: Option<Threats>,
+}
+
+/// Checks on the shah of the side not to move in a board without its last piece.
+#[derive(Clone, Copy)]
+struct Threats {
+    turn: Color,
+    /// The shah that must not be in check.
+    shah: Square,
+    /// Whether a piece other than a rook already checks it (no last piece can block that).
+    leaper: bool,
+    /// The rooks of the side to move: the last piece may open or close their lines.
+    rooks: Bitboard,
 }
 
 impl Decoder {
@@ -270,7 +285,62 @@ impl Decoder {
         Decoder {
             last: index.last_single(),
             prefix: (u64::MAX, None),
+            threats: None,
         }
+    }
+
+    /// The board of index `i` if, with `turn` to move, the side not to move is not in
+    /// check (the one thing a decoded board can get wrong; see
+    /// [`Generator::position_of`]). The checks of the pieces decoded once per run are
+    /// found once per run as well.
+    #[inline]
+    fn decode_legal(&mut self, index: &TableIndex, i: u64, turn: Color) -> Option<Board> {
+        let Some((piece, offset, squares)) = self.last else {
+            let board = index.decode(i)?;
+            let shah = board.shah_of(!turn)?;
+            return (!board.attackers_to(shah, turn, board.occupied()).any()).then_some(board);
+        };
+        let key = i / squares;
+        if key != self.prefix.0 {
+            self.prefix = (key, index.decode_without_last(i));
+            self.threats = None;
+        }
+        let prefix = self.prefix.1?;
+        let threats = match self.threats {
+            Some(t) if t.turn == turn => t,
+            _ => {
+                let shah = prefix.shah_of(!turn)?;
+                let rooks = prefix.by_piece(Piece {
+                    color: turn,
+                    role: Role::Rook,
+                });
+                let t = Threats {
+                    turn,
+                    shah,
+                    leaper: (prefix.attackers_to(shah, turn, prefix.occupied()) & !rooks).any(),
+                    rooks,
+                };
+                self.threats = Some(t);
+                t
+            }
+        };
+        let sq = Square::new(offset + (i % squares) as u32);
+        if threats.leaper || prefix.occupied().contains(sq) {
+            return None;
+        }
+        let mut board = prefix;
+        board.put_on_empty(sq, piece);
+        let occ = board.occupied();
+        let checked = (piece.color == turn
+            && attacks::attacks(piece.role, turn, sq, occ).contains(threats.shah))
+            || (threats.rooks.any()
+                && (attacks::rook_attacks(threats.shah, occ) & threats.rooks).any());
+        debug_assert_eq!(
+            checked,
+            board.attackers_to(threats.shah, turn, occ).any(),
+            "{board:?}"
+        );
+        (!checked).then_some(board)
     }
 
     /// The board of index `i` (see [`TableIndex::decode`]).
@@ -390,17 +460,20 @@ impl<'a> Generator<'a> {
             .is_some()
     }
 
-    /// The position at index `i` with `turn` to move, given the index's decoded board, if
-    /// the slot is used.
+    /// The position at index `i` with `turn` to move, given the index's board as
+    /// [`Decoder::decode_legal`] gives it, if the slot is used.
     #[inline]
     fn position_of(&self, turn: Color, i: u64, board: Option<Board>) -> Option<Position> {
-        let board = board?;
         // A decoded board has the material, one shah a side, the shahs apart and pawns on
-        // ranks 2-7: only the check on the side not to move is left to rule out.
-        let shah = board.shah_of(!turn)?;
-        let illegal = board.attackers_to(shah, turn, board.occupied()).any();
-        debug_assert_eq!(!illegal, Position::from_board(board, turn).is_ok());
-        if illegal || (self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board)) {
+        // ranks 2-7; the decoder has ruled out a check on the side not to move.
+        debug_assert_eq!(
+            board.is_some(),
+            self.index
+                .decode(i)
+                .is_some_and(|b| Position::from_board(b, turn).is_ok())
+        );
+        let board = board?;
+        if self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board) {
             return None;
         }
         Some(Position::from_board_unchecked(board, turn))
@@ -533,7 +606,7 @@ impl<'a> Generator<'a> {
                     let mut decoder = Decoder::new(&self.index);
                     for slot in lo..hi {
                         let (turn, i) = self.index.split_slot(slot);
-                        let board = decoder.decode(&self.index, i);
+                        let board = decoder.decode_legal(&self.index, i, turn);
                         let pos = self.position_of(turn, i, board);
                         let (d, conversion) = self.seed_one(slot, pos, moves, kids);
                         if let Some(d) = d {
