@@ -268,6 +268,12 @@ struct Decoder {
     threats: Option<Threats>,
 }
 
+/// Whether one of `rooks` attacks `shah` on a board occupied by `occ`.
+#[inline]
+fn rook_checks(rooks: Bitboard, shah: Square, occ: Bitboard) -> bool {
+    rooks.any() && (attacks::rook_attacks(shah, occ) & rooks).any()
+}
+
 /// Checks on the shah of the side not to move in a board without its last piece.
 #[derive(Clone, Copy)]
 struct Threats {
@@ -333,8 +339,7 @@ impl Decoder {
         let occ = board.occupied();
         let checked = (piece.color == turn
             && attacks::attacks(piece.role, turn, sq, occ).contains(threats.shah))
-            || (threats.rooks.any()
-                && (attacks::rook_attacks(threats.shah, occ) & threats.rooks).any());
+            || rook_checks(threats.rooks, threats.shah, occ);
         debug_assert_eq!(
             checked,
             board.attackers_to(threats.shah, turn, occ).any(),
@@ -917,6 +922,12 @@ impl<'a> Generator<'a> {
             if role == Role::Shah || leapers.without(to).any() {
                 continue;
             }
+            // a leaper must not have checked the victim from where it comes
+            let checking = if role == Role::Rook {
+                Bitboard::EMPTY
+            } else {
+                attacks::attacks(role, !mover, victim, occ)
+            };
             let from_set = if role == Role::Pawn {
                 to.offset(0, back)
                     .map_or(Bitboard::EMPTY, Bitboard::from_square)
@@ -924,20 +935,13 @@ impl<'a> Generator<'a> {
                     & !first_rank
             } else {
                 attacks::attacks(role, mover, to, occ) & empty
-            };
+            } & !checking;
             let piece = Piece { color: mover, role };
             let other_rooks = rooks.without(to);
-            // a leaper must not have checked the victim from where it comes
-            let from_set = if role == Role::Rook {
-                from_set
-            } else {
-                from_set & !attacks::attacks(role, !mover, victim, occ)
-            };
             for from in from_set {
                 let occ_before = occ.without(to).with(from);
                 if (role == Role::Rook && attacks::rook_attacks(from, occ_before).contains(victim))
-                    || (other_rooks.any()
-                        && (attacks::rook_attacks(victim, occ_before) & other_rooks).any())
+                    || rook_checks(other_rooks, victim, occ_before)
                 {
                     continue;
                 }
@@ -956,8 +960,7 @@ impl<'a> Generator<'a> {
         };
         for from in shah_from {
             if from.distance(victim) <= 1
-                || (rooks.any()
-                    && (attacks::rook_attacks(victim, occ.without(shah).with(from)) & rooks).any())
+                || rook_checks(rooks, victim, occ.without(shah).with(from))
             {
                 continue;
             }
