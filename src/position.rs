@@ -309,6 +309,14 @@ impl Position {
         Position { board, turn }
     }
 
+    /// A placement that may be illegal (the side not to move in check), to be indexed
+    /// only: the generator's forward moves skip the legality test, since an illegal
+    /// position's slot holds no value.
+    #[must_use]
+    pub(crate) fn placement(board: Board, turn: Color) -> Position {
+        Position { board, turn }
+    }
+
     /// The start position of shatranj (shahs on the d-file, ferzes on the e-file).
     #[must_use]
     pub fn startpos() -> Position {

@@ -26,6 +26,10 @@
 //!    seed values and losses that a conversion lengthens are found by scanning the blocks
 //!    marked for their distance. Either way a pass visits its frontier in slot order,
 //!    which keeps neighbouring positions' predecessors near each other in memory.
+//!    A pass of losses may instead *pull*: once fewer positions of the winning side are
+//!    still open than there are losses, each open position looks for a quiet move into
+//!    a loss at `n` (forward moves), which costs less than visiting every predecessor of
+//!    every loss, most of them decided long before (see [`LossPasses`]).
 //! 3. What is still undecided is a draw.
 //!
 //! Conversions do not reset the distance: DTM counts plies to the real end of the game.
@@ -249,12 +253,30 @@ fn is_undecided(code: u16) -> bool {
     code >= OPEN && code != UNUSED
 }
 
+/// Whether a slot holding `code` may still get the win whose code is `win`: it is
+/// undecided, or holds a (tentative) win found by a conversion that is slower.
+#[inline]
+fn may_win_at(code: u16, win: u16) -> bool {
+    is_undecided(code) || (is_decided(code) && code > win && distance(code) % 2 == 1)
+}
+
 #[inline]
 fn distance(code: u16) -> u32 {
     u32::from(code) - 1
 }
 
 const CHUNK: u64 = 1 << 14;
+/// A loss pass pulls only when its losses are at least this share of a side's slots
+/// (`size / PULL_MIN_SHARE`): fewer are pushed at less than the cost of a pull's scan.
+const PULL_MIN_SHARE: u64 = 256;
+/// A loss pass pulls when fewer than `PULL_RATIO_NUM / PULL_RATIO_DEN` positions are
+/// open for each loss. Measured on 2 cores, wall time: on KRNvKQ (ply 6) a push took
+/// 290 ns a loss and a pull 110 ns an open position; on KNBvKB (plies 30-32) 140 and
+/// 104 ns. A push's cost grows with the moves of the winning side, a pull's falls with
+/// the share of open positions that win at once.
+const PULL_RATIO_NUM: u64 = 3;
+/// See [`PULL_RATIO_NUM`].
+const PULL_RATIO_DEN: u64 = 2;
 /// Slots per block of [`Generator::marks`] (a power of two dividing [`CHUNK`]).
 const MARK_SHIFT: u32 = 10;
 
@@ -262,6 +284,8 @@ const MARK_SHIFT: u32 = 10;
 /// piece, the rest of the board is decoded once per run of that piece's squares.
 struct Decoder {
     last: Option<(Piece, u32, u64)>,
+    /// The first index of the run of the last piece's squares decoded last (before the
+    /// first, a value no index is within a run of), and the board without that piece.
     prefix: (u64, Option<Board>),
     /// What the prefix board says of checks on the shah not to move, for one side to move
     /// (see [`Decoder::decode_legal`]).
@@ -290,7 +314,7 @@ impl Decoder {
     fn new(index: &TableIndex) -> Decoder {
         Decoder {
             last: index.last_single(),
-            prefix: (u64::MAX, None),
+            prefix: (1 << 63, None),
             threats: None,
         }
     }
@@ -306,9 +330,9 @@ impl Decoder {
             let shah = board.shah_of(!turn)?;
             return (!board.attackers_to(shah, turn, board.occupied()).any()).then_some(board);
         };
-        let key = i / squares;
-        if key != self.prefix.0 {
-            self.prefix = (key, index.decode_without_last(i));
+        // within the run: no division
+        if i.wrapping_sub(self.prefix.0) >= squares {
+            self.prefix = (i - i % squares, index.decode_without_last(i));
             self.threats = None;
         }
         let prefix = self.prefix.1?;
@@ -330,7 +354,7 @@ impl Decoder {
                 t
             }
         };
-        let sq = Square::new(offset + (i % squares) as u32);
+        let sq = Square::new(offset + (i - self.prefix.0) as u32);
         if threats.leaper || prefix.occupied().contains(sq) {
             return None;
         }
@@ -353,11 +377,11 @@ impl Decoder {
     fn decode(&mut self, index: &TableIndex, i: u64) -> Option<Board> {
         let board = match self.last {
             Some((piece, offset, squares)) => {
-                let key = i / squares;
-                if key != self.prefix.0 {
-                    self.prefix = (key, index.decode_without_last(i));
+                if i.wrapping_sub(self.prefix.0) >= squares {
+                    self.prefix = (i - i % squares, index.decode_without_last(i));
+                    self.threats = None;
                 }
-                let sq = Square::new(offset + (i % squares) as u32);
+                let sq = Square::new(offset + (i - self.prefix.0) as u32);
                 self.prefix
                     .1
                     .filter(|b| !b.occupied().contains(sq))
@@ -373,9 +397,25 @@ impl Decoder {
     }
 }
 
+/// How a ply pass of losses finds the positions that win one ply later.
+///
+/// Both ways give the same table; they differ in the work done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LossPasses {
+    /// Pull where it is cheaper (see [`Generator::pull_pays`]), else push.
+    #[default]
+    Auto,
+    /// Always push: every loss marks its quiet predecessors won (un-moves).
+    Push,
+    /// Pull on every loss pass after the first: every position not yet won looks for a
+    /// quiet move into the losses (forward moves).
+    Pull,
+}
+
 /// The generator for one material under one rule set.
 pub struct Generator<'a> {
     index: TableIndex,
+    loss_passes: LossPasses,
     rules: RuleSet,
     sub: &'a dyn SubTables,
     progress: &'a dyn Progress,
@@ -392,6 +432,10 @@ pub struct Generator<'a> {
     /// One bit a block of `1 << MARK_SHIFT` slots: whether any slot of the block is in the
     /// frontier of the same parity.
     frontier_blocks: [Vec<AtomicU64>; 2],
+    /// One bit a block of `1 << MARK_SHIFT` slots: clear once a pull found the block has
+    /// no slot left that a later loss pass could make a win (only the seed makes such
+    /// slots, so a clear block stays so). A pull skips clear blocks.
+    pull_blocks: Vec<AtomicU64>,
     /// The packed conversion codes the seed found (see [`Generated::conversions`]).
     conversions: Vec<u8>,
     max_distance: AtomicU32,
@@ -409,6 +453,7 @@ impl<'a> Generator<'a> {
     ) -> Generator<'a> {
         Generator {
             index: TableIndex::new(material.normalized()),
+            loss_passes: LossPasses::Auto,
             rules,
             sub,
             progress,
@@ -416,10 +461,18 @@ impl<'a> Generator<'a> {
             marks: Vec::new(),
             frontier: [Vec::new(), Vec::new()],
             frontier_blocks: [Vec::new(), Vec::new()],
+            pull_blocks: Vec::new(),
             conversions: Vec::new(),
             max_distance: AtomicU32::new(0),
             error: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Sets how loss passes find their predecessors (the table is the same either way).
+    #[must_use]
+    pub fn loss_passes(mut self, how: LossPasses) -> Generator<'a> {
+        self.loss_passes = how;
+        self
     }
 
     fn size(&self) -> u64 {
@@ -560,6 +613,9 @@ impl<'a> Generator<'a> {
             zeroed(blocks.div_ceil(64) as usize),
             zeroed(blocks.div_ceil(64) as usize),
         ];
+        self.pull_blocks = (0..blocks.div_ceil(64))
+            .map(|_| AtomicU64::new(u64::MAX))
+            .collect();
 
         self.conversions = self.seed();
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -572,6 +628,7 @@ impl<'a> Generator<'a> {
         self.marks = Vec::new();
         self.frontier = [Vec::new(), Vec::new()];
         self.frontier_blocks = [Vec::new(), Vec::new()];
+        self.pull_blocks = Vec::new();
         let conversions = std::mem::take(&mut self.conversions);
         // what is still undecided is a draw
         let codes: Vec<u16> = std::mem::take(&mut self.codes)
@@ -679,7 +736,8 @@ impl<'a> Generator<'a> {
                         Ok(v) => {
                             let v = v.parent();
                             best_conversion = Some(best_conversion.map_or(v, |b| b.max(v)));
-                            true
+                            // nothing wins faster: the quiet moves need no count
+                            v != Value::Win(1)
                         }
                         Err(e) => {
                             error = Some(e);
@@ -689,6 +747,7 @@ impl<'a> Generator<'a> {
                 });
                 match (quiet, error) {
                     (Some(quiet), None) => (quiet as usize, best_conversion),
+                    (None, None) if best_conversion == Some(Value::Win(1)) => (0, best_conversion),
                     (_, e) => {
                         self.fail(e.unwrap_or_else(|| {
                             GenError::Inconsistent("conversion search stopped".to_string())
@@ -817,8 +876,19 @@ impl<'a> Generator<'a> {
             let bit = 1u64 << (n % 64);
             let frontier = &self.frontier[(n % 2) as usize];
             let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
+            // by the side to move in the positions that win at n + 1
+            let pull = if n % 2 == 0 {
+                [Color::White, Color::Black].map(|c| self.pull_pays(c, n))
+            } else {
+                [false; 2]
+            };
+
+            // by the side to move in the losses: whose predecessors are pulled, not pushed
+            let size = self.size();
+            let skip = |slot: u64| pull[usize::from(slot < size)];
             self.progress
                 .begin(&format!("{} ply {n}", self.index.material()), total);
+
             (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(
                 || {
                     (
@@ -847,7 +917,9 @@ impl<'a> Generator<'a> {
                                 words.for_each(|w| frontier[w].store(0, Ordering::Relaxed));
                             }
                             for slot in start..stop {
-                                if self.codes[slot as usize].load(Ordering::Relaxed) == want {
+                                if self.codes[slot as usize].load(Ordering::Relaxed) == want
+                                    && !skip(slot)
+                                {
                                     self.propagate(slot, n, preds, moves, decoder);
                                 }
                             }
@@ -865,7 +937,9 @@ impl<'a> Generator<'a> {
                                         self.codes[slot as usize].load(Ordering::Relaxed),
                                         want
                                     );
-                                    self.propagate(slot, n, preds, moves, decoder);
+                                    if !skip(slot) {
+                                        self.propagate(slot, n, preds, moves, decoder);
+                                    }
                                 }
                             }
                         }
@@ -878,8 +952,204 @@ impl<'a> Generator<'a> {
                 .iter()
                 .for_each(|w| w.store(0, Ordering::Relaxed));
             self.progress.end();
+            for c in [Color::White, Color::Black] {
+                if pull[c.index()] {
+                    self.pull_wins(c, n);
+                }
+            }
             n += 1;
         }
+    }
+
+    /// Whether the loss pass `n` should find the wins of `turn` at `n + 1` by pulling
+    /// ([`Generator::pull_wins`]) rather than by pushing from each loss of the other side.
+    ///
+    /// A push visits every quiet predecessor of every loss (about as many as a position
+    /// has moves), most of them long decided once a table is half done; a pull visits
+    /// the moves of every position of `turn` still open, and stops at the first that
+    /// reaches a loss. So a pull pays once fewer positions are open than are lost at `n`.
+    fn pull_pays(&self, turn: Color, n: u32) -> bool {
+        match self.loss_passes {
+            LossPasses::Push => return false,
+            LossPasses::Pull => return n > 0,
+            LossPasses::Auto => {}
+        }
+        if n == 0 {
+            return false;
+        }
+        let size = self.size();
+        let want = (n + 1) as u16;
+        let win = (n + 2) as u16;
+        let losses = self.index.slot(!turn, 0)..self.index.slot(!turn, size);
+        // The losses at `n` are in the blocks listed or marked for `n`: first a bound,
+        // every slot of those blocks. A push of a few losses costs less than the scans.
+        let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
+        let bit = 1u64 << (n % 64);
+        let has_losses = |block: u64| {
+            self.marks[block as usize].load(Ordering::Relaxed) & bit != 0
+                || frontier_blocks[(block / 64) as usize].load(Ordering::Relaxed)
+                    & (1 << (block % 64))
+                    != 0
+        };
+        let blocks = |slots: &std::ops::Range<u64>| {
+            slots.start >> MARK_SHIFT..slots.end.div_ceil(1 << MARK_SHIFT)
+        };
+        let bound = blocks(&losses)
+            .into_par_iter()
+            .filter(|&b| has_losses(b))
+            .count() as u64;
+        if bound << MARK_SHIFT < size / PULL_MIN_SHARE {
+            return false;
+        }
+        // Both counts from a sample of the blocks (one in 64, spread by a hash): a scan
+        // of every block, twice each loss pass, would cost more than a pull saves.
+        let sampled = |b: u64| b.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58 == 0;
+        let count = |slots: std::ops::Range<u64>,
+                     keep: &(dyn Fn(u64) -> bool + Sync),
+                     f: &(dyn Fn(u16) -> bool + Sync)| {
+            blocks(&slots)
+                .into_par_iter()
+                .filter(|&b| sampled(b) && keep(b))
+                .map(|b| {
+                    let lo = (b << MARK_SHIFT).max(slots.start) as usize;
+                    let hi = ((b + 1) << MARK_SHIFT).min(slots.end) as usize;
+                    self.codes[lo..hi]
+                        .iter()
+                        .filter(|c| f(c.load(Ordering::Relaxed)))
+                        .count() as u64
+                })
+                .sum::<u64>()
+        };
+        let lost = count(losses, &has_losses, &|c| c == want);
+        if lost == 0 {
+            return false;
+        }
+        let open = count(
+            self.index.slot(turn, 0)..self.index.slot(turn, size),
+            &|b| self.pull_block(b),
+            &|c| may_win_at(c, win),
+        );
+        open * PULL_RATIO_DEN < PULL_RATIO_NUM * lost
+    }
+
+    /// Whether block `b` may hold a slot a pull could make a win (see
+    /// [`Generator::pull_blocks`]).
+    #[inline]
+    fn pull_block(&self, b: u64) -> bool {
+        self.pull_blocks[(b / 64) as usize].load(Ordering::Relaxed) & (1 << (b % 64)) != 0
+    }
+
+    /// The pull half of loss pass `n`: every position of `turn` that is not yet known to
+    /// win by `n + 1` wins in `n + 1` if one of its quiet moves reaches a position lost
+    /// at `n`. The same wins a push from those losses finds (a move that leaves the
+    /// mover's shah in check reaches an unused slot, never a loss).
+    fn pull_wins(&self, turn: Color, n: u32) {
+        /// Blocks a task.
+        const GROUP: u64 = 16;
+        let slots = self.index.slot(turn, 0)..self.index.slot(turn, self.size());
+        let first = slots.start >> MARK_SHIFT;
+        let blocks = slots.end.div_ceil(1 << MARK_SHIFT) - first;
+        let win = (n + 2) as u16;
+        self.progress.begin(
+            &format!("{} ply {n} (pull)", self.index.material()),
+            blocks << MARK_SHIFT,
+        );
+        (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(
+            || Decoder::new(&self.index),
+            |decoder, group| {
+                let mut won = false;
+                let group_blocks =
+                    first + group * GROUP..(first + (group + 1) * GROUP).min(first + blocks);
+                for b in group_blocks.clone() {
+                    if !self.pull_block(b) {
+                        continue;
+                    }
+                    let lo = (b << MARK_SHIFT).max(slots.start);
+                    let hi = ((b + 1) << MARK_SHIFT).min(slots.end);
+                    let mut open = false;
+                    for slot in lo..hi {
+                        let cell = &self.codes[slot as usize];
+                        if !may_win_at(cell.load(Ordering::Relaxed), win) {
+                            continue;
+                        }
+                        let i = slot - slots.start;
+                        let Some(board) = decoder.decode(&self.index, i) else {
+                            return self.fail(GenError::Inconsistent(format!(
+                                "slot {slot} holds a state but names no position"
+                            )));
+                        };
+                        match self.reaches_loss(i, &board, turn, n) {
+                            Ok(false) => open = true,
+                            Ok(true) => {
+                                // this thread alone writes the slots of its blocks
+                                cell.store(win, Ordering::Relaxed);
+                                self.list(slot, n + 1);
+                                won = true;
+                            }
+                            Err(next) => {
+                                return self.fail(GenError::Inconsistent(format!(
+                                    "no index for successor {} of slot {slot}",
+                                    Fen::from_position(&next)
+                                )));
+                            }
+                        }
+                    }
+                    // a block shared with the other side's slots keeps its bit
+                    if !open && lo == b << MARK_SHIFT && hi == (b + 1) << MARK_SHIFT {
+                        self.pull_blocks[(b / 64) as usize]
+                            .fetch_and(!(1 << (b % 64)), Ordering::Relaxed);
+                    }
+                }
+                if won && self.max_distance.load(Ordering::Relaxed) < n + 1 {
+                    self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
+                }
+                self.progress
+                    .advance((group_blocks.end - group_blocks.start) << MARK_SHIFT);
+            },
+        );
+        self.progress.end();
+    }
+
+    /// Whether a quiet move of `turn` on `board` (index `i`) reaches a position lost at
+    /// `n`. Moves are not checked for legality: one that leaves the mover's shah in check
+    /// reaches a slot no position uses. On an inconsistency (a successor without an
+    /// index), returns that successor.
+    #[inline]
+    fn reaches_loss(&self, i: u64, board: &Board, turn: Color, n: u32) -> Result<bool, Position> {
+        let loss = (n + 1) as u16;
+        let fixed = !self.index.may_be_mirror(i);
+        let occ = board.occupied();
+        let empty = !occ;
+        let forward = turn.fold(1, -1);
+        let last_rank = Bitboard::rank(turn.fold(7, 0));
+        let other_shah = board
+            .shah_of(!turn)
+            .map_or(Bitboard::EMPTY, attacks::shah_attacks);
+        for from in board.by_color(turn) {
+            let role = board.role_at(from).expect("occupied");
+            let targets = match role {
+                Role::Shah => attacks::shah_attacks(from) & empty & !other_shah,
+                Role::Pawn => {
+                    from.offset(0, forward)
+                        .map_or(Bitboard::EMPTY, Bitboard::from_square)
+                        & empty
+                        & !last_rank
+                }
+                _ => attacks::attacks(role, turn, from, occ) & empty,
+            };
+            let piece = Piece { color: turn, role };
+            for to in targets {
+                let k = self.slot_after(i, board, fixed, piece, from, to, !turn, || {
+                    let mut after = *board;
+                    after.move_piece(turn, role, from, to, role);
+                    Position::placement(after, !turn)
+                })?;
+                if self.codes[k as usize].load(Ordering::Relaxed) == loss {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Pushes the slot of every quiet predecessor of `pos` (index `i`) to `preds`: the
@@ -1043,8 +1313,7 @@ impl<'a> Generator<'a> {
                     .copied()
                     .unwrap_or_else(|| cell.load(Ordering::Relaxed));
                 // exactly one thread decides it, and lists it for the next ply
-                while is_undecided(cur) || (is_decided(cur) && cur > win && distance(cur) % 2 == 1)
-                {
+                while may_win_at(cur, win) {
                     match cell.compare_exchange_weak(cur, win, Ordering::Relaxed, Ordering::Relaxed)
                     {
                         Ok(_) => {
