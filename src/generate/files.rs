@@ -23,23 +23,23 @@ impl SubTables for Tablebase {
 /// Bytes of packed symbols per block of a WDL file.
 pub const WDL_BLOCK_BYTES: usize = 256 << 10;
 
-/// zstd level of DTM files. Measured on KRQvKR's DTM (242 M one-byte symbols, 32 KiB
-/// blocks, 2 cores):
+/// zstd level of DTM files. Measured on four 5-man tables (32 KiB blocks, 2 shared
+/// cores; seconds to compress, write, read back and check, which at level 9 was a tenth
+/// of the slowest tables' generation):
 ///
-/// | level | bytes      | seconds |
-/// |------:|-----------:|--------:|
-/// | 7 (64 KiB blocks) | 16,927,985 | 4.3 |
-/// | 9     | 16,447,069 | 2.8     |
-/// | 9 (128 KiB blocks) | 15,512,935 | 5.0 |
-/// | 10    | 16,269,406 | 6.0     |
-/// | 11    | 16,203,900 | 16.8    |
-/// | 12    | 16,047,465 | 28.1    |
-/// | 15    | 13,801,124 | 22.7    |
+/// | table  | level 9         | 7            | 6            | 5            | 3             |
+/// |--------|-----------------|--------------|--------------|--------------|---------------|
+/// | KNBvKB | 80.83 MB, 3.8 s | +0.3 %, 3.1 s | +1.6 %, 2.8 s | +3.9 %, 2.2 s | -0.2 %, 2.2 s |
+/// | KQBvKR | 69.08 MB, 4.5 s | +0.7 %, 3.6 s | +1.9 %, 3.0 s | +5.4 %, 2.4 s | +6.6 %, 2.0 s |
+/// | KRNvKQ | 45.02 MB, 4.1 s | +1.7 %, 2.8 s | +4.7 %, 2.3 s | +9.5 %, 1.7 s | +12 %, 1.2 s  |
+/// | KRQvKR | 16.45 MB, 2.8 s | +5.9 %, 1.8 s | +8.4 %, 1.9 s | +19 %, 1.5 s  | +30 %, 1.2 s  |
 ///
-/// Level 15 saves 16% of the bytes for eight times the time: most of the time a 5-man
-/// table takes. Level 9 keeps writing a small part of generation.
-/// (`cargo run --release --example recompress -- FILE LEVEL BLOCK_KIB` re-measures.)
-pub const DTM_ZSTD_LEVEL: i32 = 9;
+/// Level 6 takes a third less time than 9 for 1.6-8.4 % more bytes, under 2 % on the two
+/// largest files; below it the files of the smaller tables grow fast. Earlier, on
+/// KRQvKR: levels 10-12 took 2-10 times as long for 1-2 % fewer bytes, level 15 eight
+/// times as long for 16 % fewer. (`cargo run --release --example recompress -- FILE
+/// LEVEL BLOCK_KIB` re-measures.)
+pub const DTM_ZSTD_LEVEL: i32 = 6;
 
 /// What became of one table.
 #[derive(Clone, Debug)]
