@@ -253,6 +253,18 @@ fn is_undecided(code: u16) -> bool {
     code >= OPEN && code != UNUSED
 }
 
+/// Whether bit `i` of a bitmap kept as words of 64 is set.
+#[inline]
+fn has_bit(words: &[AtomicU64], i: u64) -> bool {
+    words[(i / 64) as usize].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+}
+
+/// The slots of block `b` (of `1 << MARK_SHIFT`) within `slots`.
+#[inline]
+fn block_slots(b: u64, slots: &std::ops::Range<u64>) -> std::ops::Range<u64> {
+    (b << MARK_SHIFT).max(slots.start)..((b + 1) << MARK_SHIFT).min(slots.end)
+}
+
 /// Whether a slot holding `code` may still get the win whose code is `win`: it is
 /// undecided, or holds a (tentative) win found by a conversion that is slower.
 #[inline]
@@ -501,6 +513,14 @@ impl<'a> Generator<'a> {
         let bit = 1u64 << (block % 64);
         if word.load(Ordering::Relaxed) & bit == 0 {
             word.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    /// Notes that a value at distance `d` exists: the ply passes go on to `d` at least.
+    #[inline]
+    fn reach(&self, d: u32) {
+        if self.max_distance.load(Ordering::Relaxed) < d {
+            self.max_distance.fetch_max(d, Ordering::Relaxed);
         }
     }
 
@@ -882,13 +902,11 @@ impl<'a> Generator<'a> {
             } else {
                 [false; 2]
             };
-
             // by the side to move in the losses: whose predecessors are pulled, not pushed
             let size = self.size();
             let skip = |slot: u64| pull[usize::from(slot < size)];
             self.progress
                 .begin(&format!("{} ply {n}", self.index.material()), total);
-
             (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(
                 || {
                     (
@@ -902,9 +920,7 @@ impl<'a> Generator<'a> {
                     let end = (first + GROUP).min(blocks);
                     for block in first..end {
                         let marked = self.marks[block as usize].load(Ordering::Relaxed) & bit != 0;
-                        let listed = frontier_blocks[(block / 64) as usize].load(Ordering::Relaxed)
-                            & (1 << (block % 64))
-                            != 0;
+                        let listed = has_bit(frontier_blocks, block);
                         if !marked && !listed {
                             continue;
                         }
@@ -987,9 +1003,7 @@ impl<'a> Generator<'a> {
         let bit = 1u64 << (n % 64);
         let has_losses = |block: u64| {
             self.marks[block as usize].load(Ordering::Relaxed) & bit != 0
-                || frontier_blocks[(block / 64) as usize].load(Ordering::Relaxed)
-                    & (1 << (block % 64))
-                    != 0
+                || has_bit(frontier_blocks, block)
         };
         let blocks = |slots: &std::ops::Range<u64>| {
             slots.start >> MARK_SHIFT..slots.end.div_ceil(1 << MARK_SHIFT)
@@ -1011,9 +1025,8 @@ impl<'a> Generator<'a> {
                 .into_par_iter()
                 .filter(|&b| sampled(b) && keep(b))
                 .map(|b| {
-                    let lo = (b << MARK_SHIFT).max(slots.start) as usize;
-                    let hi = ((b + 1) << MARK_SHIFT).min(slots.end) as usize;
-                    self.codes[lo..hi]
+                    let r = block_slots(b, &slots);
+                    self.codes[r.start as usize..r.end as usize]
                         .iter()
                         .filter(|c| f(c.load(Ordering::Relaxed)))
                         .count() as u64
@@ -1026,17 +1039,10 @@ impl<'a> Generator<'a> {
         }
         let open = count(
             self.index.slot(turn, 0)..self.index.slot(turn, size),
-            &|b| self.pull_block(b),
+            &|b| has_bit(&self.pull_blocks, b),
             &|c| may_win_at(c, win),
         );
         open * PULL_RATIO_DEN < PULL_RATIO_NUM * lost
-    }
-
-    /// Whether block `b` may hold a slot a pull could make a win (see
-    /// [`Generator::pull_blocks`]).
-    #[inline]
-    fn pull_block(&self, b: u64) -> bool {
-        self.pull_blocks[(b / 64) as usize].load(Ordering::Relaxed) & (1 << (b % 64)) != 0
     }
 
     /// The pull half of loss pass `n`: every position of `turn` that is not yet known to
@@ -1061,13 +1067,12 @@ impl<'a> Generator<'a> {
                 let group_blocks =
                     first + group * GROUP..(first + (group + 1) * GROUP).min(first + blocks);
                 for b in group_blocks.clone() {
-                    if !self.pull_block(b) {
+                    if !has_bit(&self.pull_blocks, b) {
                         continue;
                     }
-                    let lo = (b << MARK_SHIFT).max(slots.start);
-                    let hi = ((b + 1) << MARK_SHIFT).min(slots.end);
+                    let r = block_slots(b, &slots);
                     let mut open = false;
-                    for slot in lo..hi {
+                    for slot in r.clone() {
                         let cell = &self.codes[slot as usize];
                         if !may_win_at(cell.load(Ordering::Relaxed), win) {
                             continue;
@@ -1095,13 +1100,13 @@ impl<'a> Generator<'a> {
                         }
                     }
                     // a block shared with the other side's slots keeps its bit
-                    if !open && lo == b << MARK_SHIFT && hi == (b + 1) << MARK_SHIFT {
+                    if !open && r.end - r.start == 1 << MARK_SHIFT {
                         self.pull_blocks[(b / 64) as usize]
                             .fetch_and(!(1 << (b % 64)), Ordering::Relaxed);
                     }
                 }
-                if won && self.max_distance.load(Ordering::Relaxed) < n + 1 {
-                    self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
+                if won {
+                    self.reach(n + 1);
                 }
                 self.progress
                     .advance((group_blocks.end - group_blocks.start) << MARK_SHIFT);
@@ -1324,9 +1329,7 @@ impl<'a> Generator<'a> {
                     }
                 }
             }
-            if self.max_distance.load(Ordering::Relaxed) < n + 1 {
-                self.max_distance.fetch_max(n + 1, Ordering::Relaxed);
-            }
+            self.reach(n + 1);
         } else {
             // a win at n: one more successor of each predecessor is lost for it (plain
             // loads first, as above)
@@ -1398,9 +1401,7 @@ impl<'a> Generator<'a> {
         } else {
             self.decide(slot as usize, code_of(Value::Loss(loss)));
         }
-        if self.max_distance.load(Ordering::Relaxed) < loss {
-            self.max_distance.fetch_max(loss, Ordering::Relaxed);
-        }
+        self.reach(loss);
     }
 
     /// Checks a loss that [`Generator::settle_loss`] found by forward generation (debug
