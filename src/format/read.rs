@@ -624,23 +624,42 @@ impl TableFile {
         }
         self.for_each_block(|b, first, data| {
             let start = first as usize;
-            let end = start + self.values_in_block(b) as usize;
-            for (pos, &want) in values[start..end].iter().enumerate() {
-                let got = decode_symbol(data, pos, self.bits).and_then(|s| self.symbols.get(s));
-                match got {
-                    Some(&v) if v == want || want == UNUSED => {}
-                    _ => {
-                        return Err(FormatError::VerifyFailed {
-                            path: self.path.clone(),
-                            index: (start + pos) as u64,
-                            expected: want,
-                            found: got.copied().unwrap_or(UNUSED),
-                        });
-                    }
+            let want = &values[start..start + self.values_in_block(b) as usize];
+            // one loop per width, so that each decodes its symbols without a branch on it
+            match self.bits {
+                1 => self.check_block::<1>(data, start, want),
+                2 => self.check_block::<2>(data, start, want),
+                4 => self.check_block::<4>(data, start, want),
+                8 => self.check_block::<8>(data, start, want),
+                _ => self.check_block::<16>(data, start, want),
+            }
+        })
+    }
+
+    /// Checks one decompressed block of `BITS`-bit symbols against `values`, the values
+    /// from index `start` on.
+    fn check_block<const BITS: u8>(
+        &self,
+        data: &[u8],
+        start: usize,
+        values: &[u16],
+    ) -> Result<(), FormatError> {
+        debug_assert_eq!(BITS, self.bits);
+        for (pos, &want) in values.iter().enumerate() {
+            let got = decode_symbol(data, pos, BITS).and_then(|s| self.symbols.get(s));
+            match got {
+                Some(&v) if v == want || want == UNUSED => {}
+                _ => {
+                    return Err(FormatError::VerifyFailed {
+                        path: self.path.clone(),
+                        index: (start + pos) as u64,
+                        expected: want,
+                        found: got.copied().unwrap_or(UNUSED),
+                    });
                 }
             }
-            Ok(())
-        })
+        }
+        Ok(())
     }
 }
 

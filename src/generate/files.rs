@@ -41,6 +41,22 @@ pub const WDL_BLOCK_BYTES: usize = 256 << 10;
 /// LEVEL BLOCK_KIB` re-measures.)
 pub const DTM_ZSTD_LEVEL: i32 = 6;
 
+/// zstd level of WDL files (256 KiB blocks of 2-bit symbols). Measured on three 5-man
+/// tables (2 shared cores; seconds to compress, write, read back and check, two runs
+/// each):
+///
+/// | table  | level 15        | 11             | 10             | 9              |
+/// |--------|-----------------|----------------|----------------|----------------|
+/// | KQBvKR | 3.60 MB, 4.3-5.0 s | +12 %, 2.2-2.5 s | +14 %, 1.4-1.6 s | +15 %, 1.2-1.3 s |
+/// | KNBvKQ | 1.88 MB, 3.2-3.6 s | +11 %, 1.5-2.0 s | +13 %, 1.2-1.4 s | +14 %, 1.3-1.7 s |
+/// | KRQvKR | 1.60 MB, 3.4-3.6 s | +20 %, 1.7-2.0 s | +20 %, 1.3-1.7 s | +23 %, 1.4-1.5 s |
+///
+/// Level 15 (zstd's optimal parser at this block size) took longer on the largest
+/// 5-man tables than compressing their DTM files, twenty times larger; level 10 takes a
+/// third of its time. The WDL files of all tables up to 5 men grow from 330 MB to about
+/// 375 MB, against 5.6 GB of DTM files.
+pub const WDL_ZSTD_LEVEL: i32 = 10;
+
 /// What became of one table.
 #[derive(Clone, Debug)]
 pub enum TableOutcome {
@@ -98,6 +114,7 @@ pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
     // 32 KiB blocks; a cold block still decompresses in well under a millisecond.
     let wdl_options = format::WriteOptions {
         block_bytes: WDL_BLOCK_BYTES,
+        zstd_level: WDL_ZSTD_LEVEL,
         ..format::WriteOptions::default()
     };
     let w = format::write_table_with(&wdl_path, &meta(Metric::Wdl), &wdl[..stored], &wdl_options)
