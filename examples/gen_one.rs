@@ -1,12 +1,14 @@
 //! Generates one table in memory (with its sub-tables) and prints the time spent in each
 //! kind of pass: a quick check of generator speed.
-//! `cargo run --release --example gen_one -- KRvKQ`
+//! `cargo run --release --example gen_one -- KRvKQ [DIR]`: with `DIR`, the sub-tables
+//! are read from the table files there (as `generate` reads them), else generated first.
 use std::sync::Mutex;
 use std::time::Instant;
 
 use shatranj_tb::RuleSet;
-use shatranj_tb::generate::Progress;
 use shatranj_tb::generate::memory::MemoryTables;
+use shatranj_tb::generate::{Progress, generate};
+use shatranj_tb::probe::Tablebase;
 
 #[derive(Default)]
 struct Timer {
@@ -35,12 +37,20 @@ fn main() {
         .nth(1)
         .unwrap_or_else(|| "KRvKQ".to_string());
     let material = name.parse().expect("a material such as KRvKQ");
-    let mut tb = MemoryTables::new(RuleSet::default());
     let timer = Timer::default();
     let start = std::time::Instant::now();
-    let g = tb
-        .generate_with_dependencies(material, &timer)
-        .expect("generation");
+    let mut memory = MemoryTables::new(RuleSet::default());
+    let from_files;
+    let g = match std::env::args().nth(2) {
+        Some(dir) => {
+            let tb = Tablebase::open(dir, RuleSet::default()).expect("a table directory");
+            from_files = generate(material, RuleSet::default(), &tb, &timer).expect("generation");
+            &from_files
+        }
+        None => memory
+            .generate_with_dependencies(material, &timer)
+            .expect("generation"),
+    };
     println!(
         "{} in {:.2}s (this table {:.2}s, {} slots): {:?}",
         g.material,
