@@ -651,13 +651,16 @@ impl<'a> Generator<'a> {
         self.pull_blocks = Vec::new();
         let conversions = std::mem::take(&mut self.conversions);
         // what is still undecided is a draw
-        let codes: Vec<u16> = std::mem::take(&mut self.codes)
-            .into_iter()
-            .map(|c| {
-                let c = c.into_inner();
-                if is_undecided(c) { 0 } else { c }
-            })
-            .collect();
+        let mut codes = std::mem::take(&mut self.codes);
+        codes.par_chunks_mut(CHUNK as usize).for_each(|chunk| {
+            for c in chunk {
+                if is_undecided(*c.get_mut()) {
+                    *c.get_mut() = 0;
+                }
+            }
+        });
+        // in place: the same size and layout
+        let codes: Vec<u16> = codes.into_iter().map(AtomicU16::into_inner).collect();
         let material = self.index.material();
         let stats = stats::count(&self.index, &codes, self.progress);
         Ok(Generated {

@@ -125,6 +125,9 @@ fn multiplicity(index: &TableIndex, i: u64) -> u64 {
 /// Counts the figures of a finished table.
 pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) -> TableStats {
     let n = index.size();
+    // slots per shah pair, and the multiplicity of an index that is no mirror image
+    let rest = n / index.kk_count();
+    let plain = if index.material().has_pawns() { 2 } else { 8 };
     progress.begin(&format!("{} statistics", index.material()), 2 * n);
     let side = |turn: Color| -> SideStats {
         let base = turn.index() as u64 * n;
@@ -134,24 +137,36 @@ pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) 
                 let lo = chunk << 16;
                 let hi = (lo + (1 << 16)).min(n);
                 let mut a = Acc::default();
-                for i in lo..hi {
-                    let code = codes[(base + i) as usize];
-                    if code == UNUSED {
-                        continue;
-                    }
-                    let k = multiplicity(index, i);
-                    a.legal += k;
-                    match Value::from_dtm_code(code) {
-                        Value::Win(d) => {
-                            a.win += k;
-                            a.longest_win = better(a.longest_win, Some((d, i)));
+                let mut run = lo;
+                while run < hi {
+                    // the slots of one shah pair: only where it may be a mirror image
+                    // does the board tell the multiplicity
+                    let end = ((run / rest + 1) * rest).min(hi);
+                    let mirror = index.may_be_mirror(run);
+                    for i in run..end {
+                        let code = codes[(base + i) as usize];
+                        if code == UNUSED {
+                            continue;
                         }
-                        Value::Draw => a.draw += k,
-                        Value::Loss(d) => {
-                            a.loss += k;
-                            a.longest_loss = better(a.longest_loss, Some((d, i)));
+                        let k = if mirror {
+                            multiplicity(index, i)
+                        } else {
+                            plain
+                        };
+                        a.legal += k;
+                        match Value::from_dtm_code(code) {
+                            Value::Win(d) => {
+                                a.win += k;
+                                a.longest_win = better(a.longest_win, Some((d, i)));
+                            }
+                            Value::Draw => a.draw += k,
+                            Value::Loss(d) => {
+                                a.loss += k;
+                                a.longest_loss = better(a.longest_loss, Some((d, i)));
+                            }
                         }
                     }
+                    run = end;
                 }
                 progress.advance(hi - lo);
                 a
