@@ -39,18 +39,21 @@ impl MaterialSide {
     }
 
     /// Number of pieces besides the shah.
+    #[inline]
     #[must_use]
     pub fn pieces(&self) -> u32 {
         self.counts.iter().map(|&c| u32::from(c)).sum()
     }
 
     /// Nothing but the shah.
+    #[inline]
     #[must_use]
     pub fn is_bare(&self) -> bool {
         self.pieces() == 0
     }
 
     /// A strength key: more pieces first, then stronger pieces first.
+    #[inline]
     fn key(&self) -> (u32, [u8; 5]) {
         (self.pieces(), PIECE_ORDER.map(|r| self.counts[r.index()]))
     }
@@ -75,6 +78,7 @@ pub struct Material {
 
 impl Material {
     /// The material of a board (shahs not counted).
+    #[inline]
     #[must_use]
     pub fn from_board(board: &Board) -> Material {
         let mut m = Material::default();
@@ -125,18 +129,21 @@ impl Material {
     }
 
     /// Whether the material is its own colour mirror (both sides have the same pieces).
+    #[inline]
     #[must_use]
     pub fn is_symmetric(&self) -> bool {
         self.white == self.black
     }
 
     /// Whether the stored form puts Black's pieces first (the table holds the mirror).
+    #[inline]
     #[must_use]
     pub fn is_mirrored_form(&self) -> bool {
         self.white.key() < self.black.key()
     }
 
     /// The stored form: the stronger side as White.
+    #[inline]
     #[must_use]
     pub fn normalized(&self) -> Material {
         if self.is_mirrored_form() {
@@ -147,6 +154,7 @@ impl Material {
     }
 
     /// Whether the rules alone decide every position: a side is bare (or both are).
+    #[inline]
     #[must_use]
     pub fn is_decided_by_rules(&self) -> bool {
         self.white.is_bare() || self.black.is_bare()

@@ -114,6 +114,7 @@ fn round_trip(name: &str, meta: &TableMeta, values: &[u16], options: &WriteOptio
     let got = read_all(&path).unwrap();
     assert_matches(values, &got);
     let t = TableFile::open(&path).unwrap();
+    assert_eq!(t.read_all().unwrap(), got, "read whole, as read one by one");
     assert_eq!(t.meta(), meta);
     assert_eq!(t.len(), values.len() as u64);
     assert_eq!(t.path(), path);
@@ -405,6 +406,10 @@ fn assert_damage_detected(path: &Path, values: &[u16], what: &str) {
     let verify = t.verify_blocks();
     if let Err(e) = &verify {
         assert_names_file(e, path);
+    }
+    match t.read_all() {
+        Err(e) => assert_names_file(&e, path),
+        Ok(_) => panic!("{what}: read whole without an error"),
     }
     assert!(errors > 0 && verify.is_err(), "{what}: damage not detected");
 }

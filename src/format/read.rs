@@ -613,6 +613,25 @@ impl TableFile {
         })
     }
 
+    /// Every value of the table, in index order, read at once (every block checksummed
+    /// and decompressed, in parallel): for a table small enough to hold whole and read
+    /// often. An unused slot reads as [`TableFile::get`] reads it.
+    pub fn read_all(&self) -> Result<Vec<u16>, FormatError> {
+        let len = usize::try_from(self.len).map_err(|_| self.out_of_range(self.len))?;
+        let mut out = vec![0u16; len];
+        out.par_chunks_mut(1 << self.block_shift)
+            .enumerate()
+            .try_for_each(|(b, chunk)| {
+                let b = b as u32;
+                let data = self.load_block(b)?;
+                for (pos, v) in chunk.iter_mut().enumerate() {
+                    *v = self.value_of(decode_symbol(&data, pos, self.bits), b, pos)?;
+                }
+                Ok(())
+            })?;
+        Ok(out)
+    }
+
     /// Checks that every value other than [`UNUSED`] reads back as in `values`.
     pub(crate) fn check_values(&self, values: &[u16]) -> Result<(), FormatError> {
         if values.len() as u64 != self.len {

@@ -10,13 +10,87 @@ use crate::format::{self, Metric, TableMeta};
 use crate::index::{INDEX_SCHEME, TableIndex};
 use crate::material::Material;
 use crate::position::{MoveList, Position};
-use crate::probe::{ProbeError, Tablebase, table_path};
+use crate::probe::{ProbeError, Tablebase, stored_slot, table_path};
 use crate::rules::RuleSet;
 use crate::value::Value;
 
 impl SubTables for Tablebase {
     fn value(&self, pos: &Position) -> Result<Value, GenError> {
         Tablebase::value(self, pos).map_err(|e| GenError::SubTable(e.to_string()))
+    }
+}
+
+/// Sub-tables of at most this many slots are held whole in memory while a table is
+/// generated: every 4-man table (at most 22 MB, a pawn table), no 5-man one.
+const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
+
+/// The sub-tables of one material as its generation reads them: the small ones whole in
+/// memory, the others through the tablebase. The seed probes a sub-table once for each
+/// capture of every position (hundreds of millions of times on a 5-man table), and an
+/// array costs less than a lookup in the block cache, which takes a lock.
+struct ResidentSubTables<'a> {
+    tb: &'a Tablebase,
+    tables: Vec<Resident>,
+}
+
+/// The DTM codes of one sub-table, in slot order.
+struct Resident {
+    material: Material,
+    index: TableIndex,
+    codes: Vec<u16>,
+    path: PathBuf,
+}
+
+impl<'a> ResidentSubTables<'a> {
+    /// Reads the small sub-tables of `material` that `tb` has.
+    fn new(tb: &'a Tablebase, material: Material) -> Result<ResidentSubTables<'a>, GenError> {
+        let mut tables: Vec<Resident> = Vec::new();
+        for m in material.successors() {
+            let m = m.normalized();
+            if m.is_decided_by_rules() || !tb.has_table(m) || tables.iter().any(|r| r.material == m)
+            {
+                continue;
+            }
+            let index = TableIndex::new(m);
+            if 2 * index.size() > RESIDENT_MAX_SLOTS {
+                continue;
+            }
+            let codes = tb
+                .read_dtm_codes(m)
+                .map_err(|e| GenError::SubTable(e.to_string()))?;
+            tables.push(Resident {
+                material: m,
+                index,
+                codes,
+                path: table_path(tb.dir(), m, tb.rules(), Metric::Dtm),
+            });
+        }
+        Ok(ResidentSubTables { tb, tables })
+    }
+}
+
+impl SubTables for ResidentSubTables<'_> {
+    fn value(&self, pos: &Position) -> Result<Value, GenError> {
+        if let Some(v) = Value::of_decided(pos, self.tb.rules()) {
+            return Ok(v);
+        }
+        let m = Material::from_board(pos.board());
+        let stored = m.normalized();
+        let Some(r) = self.tables.iter().find(|r| r.material == stored) else {
+            return SubTables::value(self.tb, pos);
+        };
+        let s = stored_slot(&r.index, m, pos).ok_or_else(|| {
+            GenError::Inconsistent(format!("no index for {}", Fen::from_position(pos)))
+        })?;
+        let code = r.codes.get(s as usize).copied().unwrap_or(format::UNUSED);
+        let value = Value::from_dtm_code(code);
+        if code == format::UNUSED || value.to_dtm_code() != Some(code) {
+            return Err(GenError::SubTable(format!(
+                "{}: value code {code} at index {s} is not a value",
+                r.path.display()
+            )));
+        }
+        Ok(value)
     }
 }
 
@@ -184,7 +258,7 @@ pub fn generate_into(
         let outcome = if table_checks_out(&tb, m) {
             TableOutcome::Kept(m)
         } else {
-            let mut g = generate(m, rules, &tb, progress)?;
+            let mut g = generate(m, rules, &ResidentSubTables::new(&tb, m)?, progress)?;
             let (wdl_bytes, dtm_bytes) = write(dir, &mut g)?;
             // The values are on disk now (writing emptied the codes): keep the summary
             // only, or a long run (every 5-man table) would hold every table it wrote.

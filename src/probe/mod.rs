@@ -309,6 +309,19 @@ impl std::hash::Hasher for MaterialHasher {
     }
 }
 
+/// The slot of `pos`, of material `m` as it stands, in the table of `index` (the index of
+/// `m`'s stored form): in stored colours, where a symmetric material keeps White to move
+/// only. `None` if the board has no index (not a legal position of the material).
+pub(crate) fn stored_slot(index: &TableIndex, m: Material, pos: &Position) -> Option<u64> {
+    let pos = if m.is_mirrored_form() || (m.is_symmetric() && pos.turn() == Color::Black) {
+        pos.swap_colors()
+    } else {
+        *pos
+    };
+    let i = index.encode(pos.board())?;
+    Some(pos.turn().index() as u64 * index.size() + i)
+}
+
 /// A directory of tables for one rule set.
 pub struct Tablebase {
     dir: PathBuf,
@@ -505,21 +518,19 @@ impl Tablebase {
             material: m,
             rules: self.rules,
         })?;
-        // stored colours; a symmetric material keeps White to move only
-        let pos = if m.is_mirrored_form() || (m.is_symmetric() && pos.turn() == Color::Black) {
-            pos.swap_colors()
-        } else {
-            *pos
-        };
-        let i = slot
-            .index
-            .encode(pos.board())
+        let s = stored_slot(&slot.index, m, pos)
             .expect("a legal position of the table's material has an index");
-        Ok((
-            slot,
-            stored,
-            pos.turn().index() as u64 * slot.index.size() + i,
-        ))
+        Ok((slot, stored, s))
+    }
+
+    /// Every DTM code of the table of `material` (stored form), in slot order, read
+    /// whole (see [`TableFile::read_all`]): for a caller that reads a small table often.
+    pub fn read_dtm_codes(&self, material: Material) -> Result<Vec<u16>, ProbeError> {
+        let slot = self.slots.get(&material).ok_or(ProbeError::MissingTable {
+            material,
+            rules: self.rules,
+        })?;
+        Ok(self.file(slot, material, Metric::Dtm)?.read_all()?)
     }
 
     /// The value (WDL and DTM) of a position for the side to move.
