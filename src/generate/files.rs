@@ -83,14 +83,7 @@ impl SubTables for ResidentSubTables<'_> {
             GenError::Inconsistent(format!("no index for {}", Fen::from_position(pos)))
         })?;
         let code = r.codes.get(s as usize).copied().unwrap_or(format::UNUSED);
-        let value = Value::from_dtm_code(code);
-        if code == format::UNUSED || value.to_dtm_code() != Some(code) {
-            return Err(GenError::SubTable(format!(
-                "{}: value code {code} at index {s} is not a value",
-                r.path.display()
-            )));
-        }
-        Ok(value)
+        Tablebase::dtm_code_value(&r.path, s, code).map_err(|e| GenError::SubTable(e.to_string()))
     }
 }
 

@@ -107,25 +107,21 @@ impl Acc {
     }
 }
 
-/// How many distinct placements the canonical board of an index stands for.
-fn multiplicity(index: &TableIndex, i: u64) -> u64 {
-    if index.material().has_pawns() {
-        return 2;
+/// How many distinct placements the canonical board of index `i` stands for, where the
+/// index may be a mirror image ([`TableIndex::may_be_mirror`]: both shahs on the
+/// diagonal, no pawns): 4 if the board is its own mirror, else 8.
+fn mirror_multiplicity(index: &TableIndex, i: u64) -> u64 {
+    match index.decode(i) {
+        Some(board) if board.transform(crate::square::Square::flip_diagonal) == board => 4,
+        _ => 8,
     }
-    if index.may_be_mirror(i) {
-        if let Some(board) = index.decode(i) {
-            if board.transform(crate::square::Square::flip_diagonal) == board {
-                return 4;
-            }
-        }
-    }
-    8
 }
 
 /// Counts the figures of a finished table.
 pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) -> TableStats {
     let n = index.size();
-    // slots per shah pair, and the multiplicity of an index that is no mirror image
+    // slots per shah pair, and the placements the board of an index that is no mirror
+    // image stands for (the symmetries of the index)
     let rest = n / index.kk_count();
     let plain = if index.material().has_pawns() { 2 } else { 8 };
     progress.begin(&format!("{} statistics", index.material()), 2 * n);
@@ -149,7 +145,7 @@ pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) 
                             continue;
                         }
                         let k = if mirror {
-                            multiplicity(index, i)
+                            mirror_multiplicity(index, i)
                         } else {
                             plain
                         };

@@ -577,16 +577,17 @@ impl Tablebase {
                 None => return Ok(None),
             },
         };
-        Self::dtm_code_value(file, s, code).map(Some)
+        Self::dtm_code_value(file.path(), s, code).map(Some)
     }
 
-    /// The value of the code at slot `s` of a DTM file.
+    /// The value of the code at slot `s` of the DTM file at `path`; an error naming the
+    /// file if the code is no value.
     #[inline]
-    fn dtm_code_value(file: &TableFile, s: u64, code: u16) -> Result<Value, ProbeError> {
+    pub(crate) fn dtm_code_value(path: &Path, s: u64, code: u16) -> Result<Value, ProbeError> {
         let value = Value::from_dtm_code(code);
         if code == crate::format::UNUSED || value.to_dtm_code() != Some(code) {
             return Err(ProbeError::Corrupt {
-                path: file.path().to_path_buf(),
+                path: path.to_path_buf(),
                 message: format!("value code {code} at index {s} is not a value"),
             });
         }
@@ -846,7 +847,7 @@ impl Tablebase {
             for (entry, &b) in moves.iter_mut().zip(&slot_of) {
                 if b != u8::MAX {
                     let b = usize::from(b);
-                    entry.1 = Self::dtm_code_value(q.file, slots[b], codes[b])?.parent();
+                    entry.1 = Self::dtm_code_value(q.file.path(), slots[b], codes[b])?.parent();
                 }
             }
         }
