@@ -23,9 +23,9 @@
 //!    win at `n`, every quiet predecessor's open count drops by one; at zero the
 //!    predecessor is lost in `n + 1`, or later where one of its conversions resists
 //!    longer. The positions decided in one pass are listed (one bit a slot) for the next;
-//!    seed values and losses that a conversion lengthens are found by scanning the blocks
-//!    marked for their distance. Either way a pass visits its frontier in slot order,
-//!    which keeps neighbouring positions' predecessors near each other in memory.
+//!    seed values and losses that a conversion lengthens are found by scanning the words
+//!    of 64 slots marked for their distance. Either way a pass visits its frontier in slot
+//!    order, which keeps neighbouring positions' predecessors near each other in memory.
 //!    A pass of losses may instead *pull*: once fewer positions of the winning side are
 //!    still open than there are losses, each open position looks for a quiet move into
 //!    a loss at `n` (forward moves), which costs less than visiting every predecessor of
@@ -436,7 +436,12 @@ pub struct Generator<'a> {
     /// Per block of `1 << MARK_SHIFT` slots, bit `d % 64` is set once a slot of the block
     /// has been given a value at distance `d` other than by a ply pass's list (by the seed,
     /// or a loss a conversion lengthens): a ply pass scans only the blocks marked for it.
-    marks: Vec<AtomicU64>,
+    /// `marks[0]` holds the distances below 64, `marks[1]` the others: the passes past 63
+    /// do not scan again the blocks of the seed's many short values.
+    marks: [Vec<AtomicU64>; 2],
+    /// The same marks per word of 64 slots, every distance `d` at bit `d % 64`: in a block
+    /// marked for its pass, the pass reads every slot only of the words marked as well.
+    word_marks: Vec<AtomicU64>,
     /// The frontier as one bit a slot, by parity of distance: a ply pass `n` reads and
     /// clears `frontier[n % 2]` (the slots it lists at distance `n`) and lists the slots it
     /// decides at `n + 1` in the other.
@@ -470,7 +475,8 @@ impl<'a> Generator<'a> {
             sub,
             progress,
             codes: Vec::new(),
-            marks: Vec::new(),
+            marks: [Vec::new(), Vec::new()],
+            word_marks: Vec::new(),
             frontier: [Vec::new(), Vec::new()],
             frontier_blocks: [Vec::new(), Vec::new()],
             pull_blocks: Vec::new(),
@@ -496,10 +502,15 @@ impl<'a> Generator<'a> {
     #[inline]
     fn decide(&self, slot: usize, code: u16) {
         self.codes[slot].store(code, Ordering::Relaxed);
-        let mark = &self.marks[slot >> MARK_SHIFT];
-        let bit = 1u64 << (distance(code) % 64);
+        let d = distance(code);
+        let mark = &self.marks[usize::from(d >= 64)][slot >> MARK_SHIFT];
+        let bit = 1u64 << (d % 64);
         if mark.load(Ordering::Relaxed) & bit == 0 {
             mark.fetch_or(bit, Ordering::Relaxed);
+        }
+        let word_mark = &self.word_marks[slot / 64];
+        if word_mark.load(Ordering::Relaxed) & bit == 0 {
+            word_mark.fetch_or(bit, Ordering::Relaxed);
         }
     }
 
@@ -624,7 +635,8 @@ impl<'a> Generator<'a> {
         let total = 2 * self.size();
         self.codes = zeroed(total as usize);
         let blocks = total.div_ceil(1 << MARK_SHIFT);
-        self.marks = zeroed(blocks as usize);
+        self.marks = [zeroed(blocks as usize), zeroed(blocks as usize)];
+        self.word_marks = zeroed(total.div_ceil(64) as usize);
         self.frontier = [
             zeroed(total.div_ceil(64) as usize),
             zeroed(total.div_ceil(64) as usize),
@@ -645,7 +657,8 @@ impl<'a> Generator<'a> {
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
         }
-        self.marks = Vec::new();
+        self.marks = [Vec::new(), Vec::new()];
+        self.word_marks = Vec::new();
         self.frontier = [Vec::new(), Vec::new()];
         self.frontier_blocks = [Vec::new(), Vec::new()];
         self.pull_blocks = Vec::new();
@@ -887,7 +900,7 @@ impl<'a> Generator<'a> {
     fn retrograde(&self) {
         /// Blocks a task.
         const GROUP: u64 = 16;
-        let blocks = self.marks.len() as u64;
+        let blocks = self.marks[0].len() as u64;
         let total = 2 * self.size();
         let mut n: u32 = 0;
         loop {
@@ -897,6 +910,7 @@ impl<'a> Generator<'a> {
             }
             let want = (n + 1) as u16;
             let bit = 1u64 << (n % 64);
+            let marks = &self.marks[usize::from(n >= 64)];
             let frontier = &self.frontier[(n % 2) as usize];
             let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
             // by the side to move in the positions that win at n + 1
@@ -916,39 +930,51 @@ impl<'a> Generator<'a> {
                         Vec::with_capacity(64),
                         MoveList::new(),
                         Decoder::new(&self.index),
+                        Vec::with_capacity(1 << MARK_SHIFT),
                     )
                 },
-                |(preds, moves, decoder), group| {
+                |(preds, moves, decoder, found), group| {
                     let first = group * GROUP;
                     let end = (first + GROUP).min(blocks);
                     for block in first..end {
-                        let marked = self.marks[block as usize].load(Ordering::Relaxed) & bit != 0;
+                        let marked = marks[block as usize].load(Ordering::Relaxed) & bit != 0;
                         let listed = has_bit(frontier_blocks, block);
                         if !marked && !listed {
                             continue;
                         }
                         let start = block << MARK_SHIFT;
                         let stop = (start + (1 << MARK_SHIFT)).min(total);
+                        // The slots at `n` of the block, in order: in a word marked for
+                        // `n` every slot is read (listed or not; a scan not broken by the
+                        // propagation's random accesses streams from memory), in another
+                        // only the listed ones.
+                        found.clear();
                         let words = (start / 64) as usize..stop.div_ceil(64) as usize;
-                        if marked {
-                            // every slot decided at `n` is here, listed or not
-                            if listed {
-                                words.for_each(|w| frontier[w].store(0, Ordering::Relaxed));
-                            }
-                            for slot in start..stop {
-                                if self.codes[slot as usize].load(Ordering::Relaxed) == want
-                                    && !skip(slot)
-                                {
-                                    self.propagate(slot, n, preds, moves, decoder);
+                        let word_marks = &self.word_marks[words.clone()];
+                        for ((w, listed_bits), word_mark) in
+                            words.clone().zip(&frontier[words]).zip(word_marks)
+                        {
+                            if marked && word_mark.load(Ordering::Relaxed) & bit != 0 {
+                                if listed {
+                                    listed_bits.store(0, Ordering::Relaxed);
                                 }
-                            }
-                        } else {
-                            for w in words {
-                                let mut bits = frontier[w].load(Ordering::Relaxed);
+                                let lo = w * 64;
+                                let hi = (lo + 64).min(stop as usize);
+                                // branch-free: the loads of the word overlap
+                                let mut bits = 0u64;
+                                for (k, c) in self.codes[lo..hi].iter().enumerate() {
+                                    bits |= u64::from(c.load(Ordering::Relaxed) == want) << k;
+                                }
+                                while bits != 0 {
+                                    found.push((lo + bits.trailing_zeros() as usize) as u64);
+                                    bits &= bits - 1;
+                                }
+                            } else if listed {
+                                let mut bits = listed_bits.load(Ordering::Relaxed);
                                 if bits == 0 {
                                     continue;
                                 }
-                                frontier[w].store(0, Ordering::Relaxed);
+                                listed_bits.store(0, Ordering::Relaxed);
                                 while bits != 0 {
                                     let slot = w as u64 * 64 + u64::from(bits.trailing_zeros());
                                     bits &= bits - 1;
@@ -956,10 +982,13 @@ impl<'a> Generator<'a> {
                                         self.codes[slot as usize].load(Ordering::Relaxed),
                                         want
                                     );
-                                    if !skip(slot) {
-                                        self.propagate(slot, n, preds, moves, decoder);
-                                    }
+                                    found.push(slot);
                                 }
+                            }
+                        }
+                        for &slot in found.iter() {
+                            if !skip(slot) {
+                                self.propagate(slot, n, preds, moves, decoder);
                             }
                         }
                     }
@@ -1005,7 +1034,7 @@ impl<'a> Generator<'a> {
         let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
         let bit = 1u64 << (n % 64);
         let has_losses = |block: u64| {
-            self.marks[block as usize].load(Ordering::Relaxed) & bit != 0
+            self.marks[usize::from(n >= 64)][block as usize].load(Ordering::Relaxed) & bit != 0
                 || has_bit(frontier_blocks, block)
         };
         let blocks = |slots: &std::ops::Range<u64>| {
@@ -1271,6 +1300,7 @@ impl<'a> Generator<'a> {
     }
 
     /// Spreads the value of a position decided at distance `n` to its predecessors.
+    #[inline(never)]
     fn propagate(
         &self,
         slot: u64,
