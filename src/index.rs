@@ -107,6 +107,42 @@ struct KkTable {
     index: Vec<u32>,
     /// kk number -> (wk, bk).
     pairs: Vec<(u8, u8)>,
+    /// `[wk][bk]` -> the transform that brings the shahs into place, plus
+    /// [`AMBIGUOUS`] when its a1-h8 flip does as well (see [`TableIndex::transform`]).
+    transforms: Vec<u8>,
+}
+
+/// Marks an ambiguous transform in [`KkTable::transforms`].
+const AMBIGUOUS: u8 = 8;
+
+/// The transform that brings shahs on `wk` and `bk` into their canonical places, and
+/// whether it is ambiguous (both shahs then on the diagonal, no pawns: the transform and
+/// its a1-h8 flip both do).
+fn canonical_transform(pawns: bool, wk: usize, bk: usize) -> (usize, bool) {
+    let mut t = 0usize;
+    if wk % 8 > 3 {
+        t |= 1;
+    }
+    if !pawns {
+        let w1 = TRANSFORMS[t][wk] as usize;
+        if w1 / 8 > 3 {
+            t |= 2;
+        }
+        let w2 = TRANSFORMS[t][wk] as usize;
+        if w2 / 8 > w2 % 8 {
+            t |= 4;
+        }
+        let w3 = TRANSFORMS[t][wk] as usize;
+        if w3 / 8 == w3 % 8 {
+            let b3 = TRANSFORMS[t][bk] as usize;
+            if b3 / 8 > b3 % 8 {
+                t ^= 4;
+            } else if b3 / 8 == b3 % 8 {
+                return (t, true);
+            }
+        }
+    }
+    (t, false)
 }
 
 fn kk_table(pawns: bool) -> &'static KkTable {
@@ -138,8 +174,53 @@ fn kk_table(pawns: bool) -> &'static KkTable {
                 pairs.push((wk as u8, bk as u8));
             }
         }
-        KkTable { index, pairs }
+        let transforms = (0..64 * 64)
+            .map(|k| match canonical_transform(pawns, k / 64, k % 64) {
+                (t, false) => t as u8,
+                (t, true) => t as u8 | AMBIGUOUS,
+            })
+            .collect();
+        KkTable {
+            index,
+            pairs,
+            transforms,
+        }
     })
+}
+
+/// Division by a number fixed when a table's index is made, by a multiply and a shift
+/// (no divide instruction): exact for every numerator below 2^48.
+#[derive(Clone, Copy, Debug)]
+struct Divisor {
+    d: u64,
+    m: u64,
+    s: u32,
+}
+
+/// Numerators [`Divisor`] divides exactly are below `1 << DIVIDEND_BITS`.
+const DIVIDEND_BITS: u32 = 48;
+
+impl Divisor {
+    fn new(d: u64) -> Divisor {
+        assert!(d > 0 && d < 1 << DIVIDEND_BITS, "divisor {d} out of range");
+        // s = 48 + ceil(log2 d) and m = ceil(2^s / d): then 2^s <= m d < 2^s + 2^(s - 48),
+        // which makes floor(n m / 2^s) = floor(n / d) for every n < 2^48
+        let s = DIVIDEND_BITS + (64 - (d - 1).leading_zeros());
+        let m = (1u128 << s).div_ceil(u128::from(d));
+        Divisor {
+            d,
+            m: u64::try_from(m).expect("below 2^49"),
+            s,
+        }
+    }
+
+    /// `(n / d, n % d)`.
+    #[inline]
+    fn div_rem(self, n: u64) -> (u64, u64) {
+        debug_assert!(n < 1 << DIVIDEND_BITS);
+        let q = ((u128::from(n) * u128::from(self.m)) >> self.s) as u64;
+        (q, n - q * self.d)
+    }
 }
 
 /// One group of like pieces in the index.
@@ -151,6 +232,8 @@ struct Group {
     squares: u32,
     /// Number of combinations: C(squares, count).
     size: u64,
+    /// Divides by `size`.
+    size_div: Divisor,
     /// Product of the sizes of the groups after this one (its place value in the index).
     weight: u64,
     /// Square number of the group's first square (8 for pawns, 0 otherwise).
@@ -165,6 +248,8 @@ pub struct TableIndex {
     groups: Vec<Group>,
     /// Product of the group sizes.
     rest: u64,
+    /// Divides by `rest`.
+    rest_div: Divisor,
     kk_count: u64,
     /// `color * 6 + role` -> position in `groups` (`u8::MAX` for none).
     group_of: [u8; 12],
@@ -197,6 +282,7 @@ impl TableIndex {
                         count,
                         squares,
                         size: BINOM[squares as usize][count],
+                        size_div: Divisor::new(BINOM[squares as usize][count]),
                         weight: 0,
                         offset: if role == Role::Pawn { 8 } else { 0 },
                     });
@@ -211,12 +297,17 @@ impl TableIndex {
             group_of[g.piece.color.index() * 6 + g.piece.role.index()] = i as u8;
         }
         let rest = weight;
+        assert!(
+            kk_table(pawns).pairs.len() as u64 * rest < 1 << DIVIDEND_BITS,
+            "index too large"
+        );
         let kk_count = kk_table(pawns).pairs.len() as u64;
         TableIndex {
             material,
             pawns,
             groups,
             rest,
+            rest_div: Divisor::new(rest),
             kk_count,
             group_of,
         }
@@ -271,6 +362,16 @@ impl TableIndex {
         (g.count == 1).then_some((g.piece, g.offset, g.size))
     }
 
+    /// The first index of the run of `index` over the last group's values: `index` less
+    /// its last digit.
+    #[inline]
+    #[must_use]
+    pub fn last_run_start(&self, index: u64) -> u64 {
+        self.groups
+            .last()
+            .map_or(index, |g| index - g.size_div.div_rem(index).1)
+    }
+
     /// The board of `index` without the last group's pieces (`None` where the placed
     /// pieces collide): with [`TableIndex::last_single`], consecutive indices decode by
     /// adding one piece to a board decoded once.
@@ -284,8 +385,7 @@ impl TableIndex {
         if index >= self.size() {
             return None;
         }
-        let kk = index / self.rest;
-        let mut rem = index % self.rest;
+        let (kk, mut rem) = self.rest_div.div_rem(index);
         let (wk, bk) = kk_table(self.pawns).pairs[kk as usize];
         let mut board = Board::empty();
         board.put_on_empty(
@@ -305,8 +405,7 @@ impl TableIndex {
         // groups are mixed-radix digits, the last group least significant
         let mut digits = [0u64; 16];
         for (i, g) in self.groups.iter().enumerate().rev() {
-            digits[i] = rem % g.size;
-            rem /= g.size;
+            (rem, digits[i]) = g.size_div.div_rem(rem);
         }
         for (i, g) in self.groups.iter().enumerate().take(placed) {
             let mut c = digits[i];
@@ -518,7 +617,7 @@ impl TableIndex {
         if kk == NO_KK || (!self.pawns && on_diagonal(wk) && on_diagonal(bk)) {
             return None;
         }
-        Some(u64::from(kk) * self.rest + index % self.rest)
+        Some(u64::from(kk) * self.rest + self.rest_div.div_rem(index).1)
     }
 
     /// The frame in which the quiet moves of a piece other than a shah from `board` (in
@@ -553,33 +652,12 @@ impl TableIndex {
 
     /// The transform that brings the shahs on `wk` and `bk` into their canonical places,
     /// and whether it is ambiguous (both shahs then on the diagonal, no pawns: the
-    /// transform and its a1-h8 flip both do).
+    /// transform and its a1-h8 flip both do). A table lookup: the branches of working it
+    /// out are hard to predict.
     #[inline]
     fn transform(&self, wk: usize, bk: usize) -> (usize, bool) {
-        let mut t = 0usize;
-        if wk % 8 > 3 {
-            t |= 1;
-        }
-        if !self.pawns {
-            let w1 = TRANSFORMS[t][wk] as usize;
-            if w1 / 8 > 3 {
-                t |= 2;
-            }
-            let w2 = TRANSFORMS[t][wk] as usize;
-            if w2 / 8 > w2 % 8 {
-                t |= 4;
-            }
-            let w3 = TRANSFORMS[t][wk] as usize;
-            if w3 / 8 == w3 % 8 {
-                let b3 = TRANSFORMS[t][bk] as usize;
-                if b3 / 8 > b3 % 8 {
-                    t ^= 4;
-                } else if b3 / 8 == b3 % 8 {
-                    return (t, true);
-                }
-            }
-        }
-        (t, false)
+        let t = kk_table(self.pawns).transforms[wk * 64 + bk];
+        (usize::from(t & !AMBIGUOUS), t & AMBIGUOUS != 0)
     }
 
     /// Whether the index could be a non-canonical mirror image (both shahs on the
@@ -589,7 +667,7 @@ impl TableIndex {
         if self.pawns {
             return false;
         }
-        let (wk, bk) = kk_table(false).pairs[(index / self.rest) as usize];
+        let (wk, bk) = kk_table(false).pairs[self.rest_div.div_rem(index).0 as usize];
         wk / 8 == wk % 8 && bk / 8 == bk % 8
     }
 }
@@ -653,6 +731,25 @@ impl MoveFrame<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn divisor_is_exact() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let max = (1u64 << DIVIDEND_BITS) - 1;
+        for d in (1..70).chain([2016, 41_664, 462 * 64 * 64 * 64, max / 3, max]) {
+            let div = Divisor::new(d);
+            let some = (0..2000).map(|_| next() & max);
+            for n in some.chain([0, 1, d - 1, d, d + 1, max - 1, max]) {
+                assert_eq!(div.div_rem(n), (n / d, n % d), "{n} / {d}");
+            }
+        }
+    }
 
     #[test]
     fn kk_counts() {

@@ -344,7 +344,7 @@ impl Decoder {
         };
         // within the run: no division
         if i.wrapping_sub(self.prefix.0) >= squares {
-            self.prefix = (i - i % squares, index.decode_without_last(i));
+            self.prefix = (index.last_run_start(i), index.decode_without_last(i));
             self.threats = None;
         }
         let prefix = self.prefix.1?;
@@ -390,7 +390,7 @@ impl Decoder {
         let board = match self.last {
             Some((piece, offset, squares)) => {
                 if i.wrapping_sub(self.prefix.0) >= squares {
-                    self.prefix = (i - i % squares, index.decode_without_last(i));
+                    self.prefix = (index.last_run_start(i), index.decode_without_last(i));
                     self.threats = None;
                 }
                 let sq = Square::new(offset + (i - self.prefix.0) as u32);
