@@ -297,11 +297,8 @@ impl TableIndex {
             group_of[g.piece.color.index() * 6 + g.piece.role.index()] = i as u8;
         }
         let rest = weight;
-        assert!(
-            kk_table(pawns).pairs.len() as u64 * rest < 1 << DIVIDEND_BITS,
-            "index too large"
-        );
         let kk_count = kk_table(pawns).pairs.len() as u64;
+        assert!(kk_count * rest < 1 << DIVIDEND_BITS, "index too large");
         TableIndex {
             material,
             pawns,

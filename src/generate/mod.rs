@@ -259,6 +259,15 @@ fn has_bit(words: &[AtomicU64], i: u64) -> bool {
     words[(i / 64) as usize].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
 }
 
+/// Sets `bit` in `word`, with a plain load first: most bits set here are set already, and
+/// a load costs less than a locked read-modify-write.
+#[inline]
+fn set_bit(word: &AtomicU64, bit: u64) {
+    if word.load(Ordering::Relaxed) & bit == 0 {
+        word.fetch_or(bit, Ordering::Relaxed);
+    }
+}
+
 /// The slots of block `b` (of `1 << MARK_SHIFT`) within `slots`.
 #[inline]
 fn block_slots(b: u64, slots: &std::ops::Range<u64>) -> std::ops::Range<u64> {
@@ -503,15 +512,15 @@ impl<'a> Generator<'a> {
     fn decide(&self, slot: usize, code: u16) {
         self.codes[slot].store(code, Ordering::Relaxed);
         let d = distance(code);
-        let mark = &self.marks[usize::from(d >= 64)][slot >> MARK_SHIFT];
         let bit = 1u64 << (d % 64);
-        if mark.load(Ordering::Relaxed) & bit == 0 {
-            mark.fetch_or(bit, Ordering::Relaxed);
-        }
-        let word_mark = &self.word_marks[slot / 64];
-        if word_mark.load(Ordering::Relaxed) & bit == 0 {
-            word_mark.fetch_or(bit, Ordering::Relaxed);
-        }
+        set_bit(&self.marks_for(d)[slot >> MARK_SHIFT], bit);
+        set_bit(&self.word_marks[slot / 64], bit);
+    }
+
+    /// The block marks that hold distance `d` (see [`Generator::marks`]).
+    #[inline]
+    fn marks_for(&self, d: u32) -> &[AtomicU64] {
+        &self.marks[usize::from(d >= 64)]
     }
 
     /// Lists a slot just decided at distance `d` (the next ply's) for the pass of `d`.
@@ -520,11 +529,10 @@ impl<'a> Generator<'a> {
         let parity = (d % 2) as usize;
         self.frontier[parity][(slot / 64) as usize].fetch_or(1 << (slot % 64), Ordering::Relaxed);
         let block = slot >> MARK_SHIFT;
-        let word = &self.frontier_blocks[parity][(block / 64) as usize];
-        let bit = 1u64 << (block % 64);
-        if word.load(Ordering::Relaxed) & bit == 0 {
-            word.fetch_or(bit, Ordering::Relaxed);
-        }
+        set_bit(
+            &self.frontier_blocks[parity][(block / 64) as usize],
+            1 << (block % 64),
+        );
     }
 
     /// Notes that a value at distance `d` exists: the ply passes go on to `d` at least.
@@ -910,7 +918,7 @@ impl<'a> Generator<'a> {
             }
             let want = (n + 1) as u16;
             let bit = 1u64 << (n % 64);
-            let marks = &self.marks[usize::from(n >= 64)];
+            let marks = self.marks_for(n);
             let frontier = &self.frontier[(n % 2) as usize];
             let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
             // by the side to move in the positions that win at n + 1
@@ -1033,8 +1041,9 @@ impl<'a> Generator<'a> {
         // every slot of those blocks. A push of a few losses costs less than the scans.
         let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
         let bit = 1u64 << (n % 64);
+        let marks = self.marks_for(n);
         let has_losses = |block: u64| {
-            self.marks[usize::from(n >= 64)][block as usize].load(Ordering::Relaxed) & bit != 0
+            marks[block as usize].load(Ordering::Relaxed) & bit != 0
                 || has_bit(frontier_blocks, block)
         };
         let blocks = |slots: &std::ops::Range<u64>| {
@@ -1300,6 +1309,9 @@ impl<'a> Generator<'a> {
     }
 
     /// Spreads the value of a position decided at distance `n` to its predecessors.
+    ///
+    /// Out of line, as it was before the pass loop grew: that loop stays small, and
+    /// profiles show the two apart.
     #[inline(never)]
     fn propagate(
         &self,
