@@ -1,5 +1,6 @@
 //! Generates one table in memory (with its sub-tables) and prints the time spent in each
-//! kind of pass: a quick check of generator speed.
+//! kind of pass (the ply passes of losses, of wins, and the pulls apart): a quick check
+//! of generator speed.
 //! `cargo run --release --example gen_one -- KRvKQ [DIR]`: with `DIR`, the sub-tables
 //! are read from the table files there (as `generate` reads them), else generated first.
 use std::sync::Mutex;
@@ -18,7 +19,14 @@ struct Timer {
 
 impl Progress for Timer {
     fn begin(&self, pass: &str, _total: u64) {
-        let kind = pass.split(' ').nth(1).unwrap_or(pass).to_string();
+        // "KRvKQ ply 12" and "KRvKQ ply 12 (pull)": the ply passes by kind
+        let words: Vec<&str> = pass.split(' ').collect();
+        let kind = match words[..] {
+            [_, "ply", _, _] => "ply pull".to_string(),
+            [_, "ply", n] if n.parse::<u32>().is_ok_and(|n| n % 2 == 0) => "ply losses".into(),
+            [_, "ply", _] => "ply wins".to_string(),
+            _ => words.get(1).unwrap_or(&pass).to_string(),
+        };
         *self.current.lock().unwrap() = Some((kind, Instant::now()));
     }
     fn end(&self) {
