@@ -32,6 +32,7 @@ pub mod retro;
 pub mod role;
 pub mod rules;
 pub mod service;
+pub mod solve;
 pub mod square;
 pub mod value;
 

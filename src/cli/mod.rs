@@ -16,6 +16,7 @@ mod line;
 mod perft;
 mod probe;
 mod serve;
+mod solve;
 mod verify;
 
 use std::fmt;
@@ -69,6 +70,10 @@ pub enum Command {
     /// reflection) until Ctrl-C or SIGTERM.
     #[command(after_help = LEGEND)]
     Serve(serve::ServeArgs),
+    /// Prove the shortest forced win (or the longest defence) from a position of any
+    /// size, searching above the tables and taking every table position as exact.
+    #[command(after_help = LEGEND)]
+    Solve(solve::SolveArgs),
 }
 
 impl Command {
@@ -82,6 +87,7 @@ impl Command {
             Command::Info(args) => info::run(&args),
             Command::Verify(args) => verify::run(&args),
             Command::Serve(args) => serve::run(&args),
+            Command::Solve(args) => solve::run(&args),
         }
     }
 }

@@ -32,3 +32,35 @@ pub fn default_tables() -> &'static Path {
         dir
     })
 }
+
+/// A directory holding the default 4-man tables and the 5-man tables `materials`
+/// (default rules), for tests that compare with a 5-man table: the 4-man files are
+/// linked (or copied) from [`default_tables`], the 5-man ones generated on first use.
+pub fn five_man_tables(materials: &[Material]) -> PathBuf {
+    // one thread at a time: two linking the same file at once would race
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let four = default_tables();
+    let dir = four.with_file_name("test-tables-5");
+    std::fs::create_dir_all(&dir).expect("a test table directory");
+    for entry in std::fs::read_dir(four).expect("the 4-man tables") {
+        let entry = entry.expect("a directory entry");
+        let target = dir.join(entry.file_name());
+        if target.exists() || entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        match std::fs::hard_link(entry.path(), &target) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            // no hard links here: a copy, written beside and renamed into place
+            Err(_) => {
+                let tmp = dir.join(format!(".{}.copy", entry.file_name().to_string_lossy()));
+                std::fs::copy(entry.path(), &tmp).expect("copying a 4-man table");
+                std::fs::rename(&tmp, &target).expect("renaming a copied table");
+            }
+        }
+    }
+    generate_into(&dir, materials, RuleSet::default(), &NoProgress, |_| {})
+        .expect("the 5-man tables generate");
+    dir
+}

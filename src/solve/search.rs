@@ -1,0 +1,398 @@
+//! The proof search: two mutually recursive questions about a position, answered with
+//! the tables as exact leaves and the transposition table as memory.
+//!
+//! - [`Search::win_within`]: can the side to move force the end of the game, in its
+//!   favour, within `d` plies?
+//! - [`Search::lose_within`]: does the side to move lose within `d` plies whatever it
+//!   plays?
+//!
+//! A win takes an odd number of plies and a loss an even number (the game ends after the
+//! winner's move), so the depths are rounded to the parity that can answer yes: the
+//! transposition table then meets the same question more often.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use crate::attacks;
+use crate::bitboard::Bitboard;
+use crate::color::Color;
+use crate::material::Material;
+use crate::position::{Move, MoveList, Position};
+use crate::probe::{MAX_MEN, ProbeError, Tablebase};
+use crate::role::Role;
+use crate::rules::{RuleSet, Stalemate};
+use crate::value::Value;
+
+use super::tt::{Bounds, TransTable};
+
+/// Why a search did not finish.
+#[derive(Debug)]
+pub(crate) enum Interrupt {
+    /// The time limit passed or the caller asked to stop.
+    Stopped,
+
+    /// A table could not be read.
+    Probe(ProbeError),
+}
+
+impl From<ProbeError> for Interrupt {
+    fn from(e: ProbeError) -> Interrupt {
+        Interrupt::Probe(e)
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, Interrupt>;
+
+/// What every thread of one solve shares.
+pub(crate) struct Shared<'a> {
+    pub tb: &'a Tablebase,
+    pub rules: RuleSet,
+    pub tt: &'a TransTable,
+    pub stop: &'a AtomicBool,
+    pub deadline: Option<Instant>,
+    pub nodes: AtomicU64,
+    pub table_hits: AtomicU64,
+}
+
+/// Nodes counted locally between looks at the clock and the stop flag.
+const CHECK_EVERY: u64 = 4096;
+
+/// One thread's search over the shared state.
+pub(crate) struct Search<'s, 'a> {
+    shared: &'s Shared<'a>,
+    nodes: u64,
+    table_hits: u64,
+    /// For each depth, the last defence that held there (from and to squares): a
+    /// defence that refuted one attack often refutes its siblings too.
+    killers: [(u8, u8); 256],
+}
+
+impl Drop for Search<'_, '_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The hash of a position (board and side to move) for the transposition table.
+#[inline]
+pub(crate) fn position_key(pos: &Position) -> u64 {
+    #[inline]
+    fn mix(mut x: u64) -> u64 {
+        // the finaliser of SplitMix64
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+    let board = pos.board();
+    let mut h = if pos.turn() == Color::White {
+        0x9e37_79b9_7f4a_7c15
+    } else {
+        0x6a09_e667_f3bc_c909
+    };
+    h = mix(h ^ board.by_color(Color::White).0);
+    for (k, role) in Role::ALL.into_iter().enumerate() {
+        h = mix(h ^ board.by_role(role).0.rotate_left(k as u32 * 9 + 5));
+    }
+    // 0 marks an empty entry's key in no way, but keep keys away from it anyway
+    h | 1
+}
+
+/// How a position with no legal move ends, for its side to move.
+pub(crate) fn no_move_value(pos: &Position, rules: RuleSet) -> Value {
+    if pos.is_check() || rules.stalemate == Stalemate::Loss {
+        Value::Loss(0)
+    } else {
+        Value::Draw
+    }
+}
+
+impl<'s, 'a> Search<'s, 'a> {
+    pub fn new(shared: &'s Shared<'a>) -> Search<'s, 'a> {
+        Search {
+            shared,
+            nodes: 0,
+            table_hits: 0,
+            killers: [(u8::MAX, u8::MAX); 256],
+        }
+    }
+
+    pub fn rules(&self) -> RuleSet {
+        self.shared.rules
+    }
+
+    /// Whether `pos` is answered by a table (not by the rules of a bare side).
+    pub fn is_table_position(&self, pos: &Position) -> bool {
+        !pos.is_bare(Color::White)
+            && !pos.is_bare(Color::Black)
+            && pos.board().occupied().count() <= MAX_MEN
+            && self
+                .shared
+                .tb
+                .has_table(Material::from_board(pos.board()))
+    }
+
+    fn flush(&mut self) {
+        self.shared.nodes.fetch_add(self.nodes, Ordering::Relaxed);
+        self.shared
+            .table_hits
+            .fetch_add(self.table_hits, Ordering::Relaxed);
+        self.nodes = 0;
+        self.table_hits = 0;
+    }
+
+    #[inline]
+    fn count_node(&mut self) -> Result<()> {
+        self.nodes += 1;
+        if self.nodes % CHECK_EVERY == 0 {
+            self.flush();
+            if self.shared.stop.load(Ordering::Relaxed) {
+                return Err(Interrupt::Stopped);
+            }
+            if self.shared.deadline.is_some_and(|d| Instant::now() >= d) {
+                self.shared.stop.store(true, Ordering::Relaxed);
+                return Err(Interrupt::Stopped);
+            }
+        }
+        Ok(())
+    }
+
+    /// The exact value of a position the search need not look into: a side is bare (the
+    /// rules decide), or its material has a table. `None` otherwise (a finished game of
+    /// a material without table is found by the search, which has its moves).
+    #[inline]
+    pub fn leaf(&mut self, pos: &Position) -> Result<Option<Value>> {
+        let rules = self.shared.rules;
+        if pos.is_bare(Color::White) || pos.is_bare(Color::Black) {
+            return Ok(Value::of_decided(pos, rules));
+        }
+        if pos.board().occupied().count() <= MAX_MEN {
+            let material = Material::from_board(pos.board());
+            if self.shared.tb.has_table(material) {
+                self.table_hits += 1;
+                return Ok(Some(self.shared.tb.value(pos)?));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether the side to move forces a win within `d` plies.
+    pub fn win_within(&mut self, pos: &Position, d: u32) -> Result<bool> {
+        if let Some(v) = self.leaf(pos)? {
+            return Ok(matches!(v, Value::Win(k) if k <= d));
+        }
+        // a win after at least one move takes an odd number of plies
+        let d = if d % 2 == 0 { d.saturating_sub(1) } else { d };
+        if d == 0 {
+            return Ok(false);
+        }
+        self.count_node()?;
+        let mut moves = MoveList::new();
+        pos.legal_moves_into(&mut moves);
+        if d == 1 {
+            // cheaper to answer again than to remember
+            return self.any_ends_at_once(pos, &moves);
+        }
+        let key = position_key(pos);
+        let known = self.shared.tt.get(key);
+        if u32::from(known.win_within) <= d {
+            return Ok(true);
+        }
+        if u32::from(known.no_win_below) > d {
+            return Ok(false);
+        }
+        let found = self.any_move_wins(pos, &moves, d)?;
+        let d8 = d.min(254) as u8;
+        let facts = if found {
+            Bounds {
+                win_within: d8,
+                ..Bounds::UNKNOWN
+            }
+        } else {
+            Bounds {
+                no_win_below: d8 + 1,
+                ..Bounds::UNKNOWN
+            }
+        };
+        self.shared.tt.add(key, facts);
+        Ok(found)
+    }
+
+    /// Whether one of `moves` ends the game at once in the mover's favour. A quiet move
+    /// can only do it by check (mate) or by stalemate; when the opponent keeps a move
+    /// whatever we play ([`cannot_be_stalemated`]), the quiet moves that give no check
+    /// are passed over.
+    fn any_ends_at_once(&mut self, pos: &Position, moves: &MoveList) -> Result<bool> {
+        let stalemate_possible = !cannot_be_stalemated(pos);
+        for m in moves.iter() {
+            let child = pos.play_unchecked(m);
+            if !m.is_conversion() && !stalemate_possible && !child.is_check() {
+                continue;
+            }
+            if self.lose_within(&child, 0)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether one of `moves` leads to a loss within `d - 1` plies for the opponent,
+    /// trying checks first and then, deeper in the tree, the moves that leave the
+    /// opponent fewest replies.
+    fn any_move_wins(&mut self, pos: &Position, moves: &MoveList, d: u32) -> Result<bool> {
+        // order key << 8 | move number
+        let mut order = [0u32; 256];
+        let mut n = 0;
+        for (i, m) in moves.iter().enumerate() {
+            let child = pos.play_unchecked(m);
+            if m.is_conversion() {
+                if let Some(v) = self.leaf(&child)? {
+                    if matches!(v, Value::Loss(k) if k < d) {
+                        return Ok(true);
+                    }
+                    continue; // decided, and not a win for us within d
+                }
+            }
+            let check = u32::from(!child.is_check());
+            let key = if d >= 5 {
+                let replies = child.count_legal_moves() as u32;
+                if replies == 0 {
+                    if no_move_value(&child, self.shared.rules) == Value::Loss(0) {
+                        return Ok(true);
+                    }
+                    continue;
+                }
+                (check << 16) | replies.min(0xffff)
+            } else {
+                check
+            };
+            order[n] = (key << 8) | i as u32;
+            n += 1;
+        }
+        let order = &mut order[..n];
+        order.sort_unstable();
+        for &k in order.iter() {
+            let child = pos.play_unchecked(&moves[(k & 0xff) as usize]);
+            if self.lose_within(&child, d - 1)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether the side to move loses within `d` plies whatever it plays.
+    pub fn lose_within(&mut self, pos: &Position, d: u32) -> Result<bool> {
+        if let Some(v) = self.leaf(pos)? {
+            return Ok(matches!(v, Value::Loss(k) if k <= d));
+        }
+        // a loss takes an even number of plies
+        let d = d & !1;
+        let key = position_key(pos);
+        if d > 0 {
+            let known = self.shared.tt.get(key);
+            if u32::from(known.loss_within) <= d {
+                return Ok(true);
+            }
+            if u32::from(known.no_loss_below) > d {
+                return Ok(false);
+            }
+        }
+        self.count_node()?;
+        if d == 0 {
+            // lost now, or not within 0 plies
+            return Ok(!pos.has_legal_move()
+                && no_move_value(pos, self.shared.rules) == Value::Loss(0));
+        }
+        let mut moves = MoveList::new();
+        pos.legal_moves_into(&mut moves);
+        if moves.is_empty() {
+            return Ok(no_move_value(pos, self.shared.rules) == Value::Loss(0));
+        }
+        let lost = self.every_move_loses(pos, &moves, d)?;
+        let d8 = d.min(254) as u8;
+        let facts = if lost {
+            Bounds {
+                loss_within: d8,
+                ..Bounds::UNKNOWN
+            }
+        } else {
+            Bounds {
+                no_loss_below: d8 + 1,
+                ..Bounds::UNKNOWN
+            }
+        };
+        self.shared.tt.add(key, facts);
+        Ok(lost)
+    }
+
+    /// Whether every one of `moves` lets the opponent win within `d - 1` plies. Defences
+    /// already known to hold come first, then captures (often into a table, answered at
+    /// once), then shah moves, then the rest.
+    fn every_move_loses(&mut self, pos: &Position, moves: &MoveList, d: u32) -> Result<bool> {
+        let mut order = [0u32; 256];
+        let mut n = 0;
+        let theirs = pos.board().by_color(!pos.turn());
+        for (i, m) in moves.iter().enumerate() {
+            let child = pos.play_unchecked(m);
+            if m.is_conversion() {
+                if let Some(v) = self.leaf(&child)? {
+                    if !matches!(v, Value::Win(k) if k < d) {
+                        return Ok(false);
+                    }
+                    continue;
+                }
+            }
+            if d > 2 {
+                // what the table knows of the child (mates in one it does not keep)
+                let known = self.shared.tt.get(position_key(&child));
+                if u32::from(known.no_win_below) >= d {
+                    return Ok(false);
+                }
+                if u32::from(known.win_within) < d {
+                    continue;
+                }
+            }
+            let killer = (m.from.index() as u8, m.to.index() as u8) == self.killers[d as usize];
+            let key = (u32::from(!killer) << 2)
+                | (u32::from(!capture_or_promotion(m, theirs)) << 1)
+                | shah_first(m);
+            order[n] = (key << 8) | i as u32;
+            n += 1;
+        }
+        let order = &mut order[..n];
+        order.sort_unstable();
+        for &k in order.iter() {
+            let m = &moves[(k & 0xff) as usize];
+            let child = pos.play_unchecked(m);
+            if !self.win_within(&child, d - 1)? {
+                self.killers[d as usize] = (m.from.index() as u8, m.to.index() as u8);
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Whether the opponent of the side to move keeps a legal move after any move that
+/// gives no check: it has a leaper (knight, ferz, alfil) off its shah's rank and file
+/// (so no rook can pin it) with a square to go to that its own men do not hold. Such a
+/// move stays legal whatever we play, short of check.
+pub(crate) fn cannot_be_stalemated(pos: &Position) -> bool {
+    let them = !pos.turn();
+    let board = pos.board();
+    let own = board.by_color(them);
+    let lines = attacks::rook_attacks(pos.shah(them), Bitboard::EMPTY);
+    [Role::Knight, Role::Ferz, Role::Alfil].into_iter().any(|role| {
+        (board.by_role(role) & own & !lines)
+            .into_iter()
+            .any(|sq| (attacks::attacks(role, them, sq, board.occupied()) & !own).any())
+    })
+}
+
+fn capture_or_promotion(m: &Move, theirs: Bitboard) -> bool {
+    m.promotion || theirs.contains(m.to)
+}
+
+/// Shah moves first among quiet defences: running away is the commonest escape.
+fn shah_first(m: &Move) -> u32 {
+    u32::from(m.role != Role::Shah)
+}

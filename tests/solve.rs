@@ -1,0 +1,174 @@
+//! The problem solver (`shatranj_tb::solve`) against the tables: with a 5-man table
+//! removed, the search above the 4-man tables must give exactly the table's values,
+//! keys and lines; and the classical problems of `tests/data/mansubat.csv`.
+
+#[path = "support/random_position.rs"]
+mod random_position;
+#[path = "support/tables.rs"]
+mod support_tables;
+
+use std::sync::atomic::AtomicBool;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use shatranj_tb::probe::Tablebase;
+use shatranj_tb::solve::{self, NoProgress, SolveOptions, Solution, Verdict};
+use shatranj_tb::{Color, Material, Position, Role, RuleSet, Value};
+
+use random_position::{Params, place};
+use support_tables::{default_tables, five_man_tables};
+
+fn options(max_plies: u32) -> SolveOptions {
+    SolveOptions {
+        max_plies,
+        hash_mb: 16,
+        threads: 2,
+        time_limit: None,
+        tree_depth: 3,
+    }
+}
+
+fn run(tb: &Tablebase, pos: &Position, opts: &SolveOptions) -> Solution {
+    solve::solve(tb, pos, opts, &NoProgress, &AtomicBool::new(false))
+        .unwrap_or_else(|e| panic!("solving {pos:?}: {e}"))
+}
+
+fn roles(s: &str) -> Vec<Role> {
+    s.chars().map(|c| Role::from_char(c).expect("a role letter")).collect()
+}
+
+/// Random positions of `material` (e.g. "KBBvKN") whose table value is decisive within
+/// `max_dtm` plies, `per_kind` each of win and loss for each side to move.
+fn sample(
+    tb5: &Tablebase,
+    material: &str,
+    max_dtm: u32,
+    per_kind: usize,
+    rng: &mut StdRng,
+) -> Vec<(Position, Value)> {
+    let (w, b) = material.split_once('v').expect("a material name");
+    let (white, black) = (roles(&w[1..]), roles(&b[1..]));
+    let params = Params {
+        pawn_on_seventh: 0.0,
+        ferz_on_last_rank: 0.0,
+        ..Params::default()
+    };
+    let mut found = Vec::new();
+    for turn in [Color::White, Color::Black] {
+        for want_win in [true, false] {
+            let mut n = 0;
+            let mut tries = 0;
+            while n < per_kind {
+                tries += 1;
+                assert!(
+                    tries < 2_000_000,
+                    "{material}: too few positions with short {}",
+                    if want_win { "wins" } else { "losses" }
+                );
+                let Some(pos) = place(rng, &white, &black, turn, &params, 100) else {
+                    continue;
+                };
+                let v = tb5.value(&pos).expect("the 5-man table answers");
+                let ok = match v {
+                    Value::Win(d) => want_win && d <= max_dtm,
+                    Value::Loss(d) => !want_win && d <= max_dtm && d > 0,
+                    Value::Draw => false,
+                };
+                if ok {
+                    found.push((pos, v));
+                    n += 1;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// 5-man positions with DTM up to 15 plies, both sides to move, wins and losses, from
+/// several tables: the solver over the 4-man tables alone gives the 5-man table's value,
+/// exactly the moves the table rates best as keys, and a main line along which the
+/// table's distance falls by one a ply.
+#[test]
+fn solver_matches_five_man_tables() {
+    const TABLES: [&str; 3] = ["KBBvKN", "KNQvKQ", "KRBvKR"];
+    let materials: Vec<Material> = TABLES.iter().map(|m| m.parse().unwrap()).collect();
+    let tb5 = Tablebase::open(five_man_tables(&materials), RuleSet::default()).unwrap();
+    let tb4 = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let mut rng = StdRng::seed_from_u64(0x5017e);
+    let mut checked = 0;
+    let mut by_dtm = [0usize; 16];
+    for material in TABLES {
+        for (pos, v) in sample(&tb5, material, 15, 25, &mut rng) {
+            assert!(!tb4.has_table(Material::from_board(pos.board())));
+            let s = run(&tb4, &pos, &options(15));
+            let expected = match v {
+                Value::Win(_) => Verdict::Win,
+                Value::Loss(_) => Verdict::Loss,
+                Value::Draw => unreachable!(),
+            };
+            assert_eq!(
+                (s.verdict, s.plies),
+                (expected, v.dtm()),
+                "{pos:?}: table says {v}, solver {}",
+                s.in_words()
+            );
+            let probe = tb5.probe(&pos).unwrap();
+            let mut best: Vec<String> = probe.best_moves().map(|m| m.uci.clone()).collect();
+            let mut keys: Vec<String> = s.keys.iter().map(|k| k.mv.to_uci()).collect();
+            best.sort();
+            keys.sort();
+            assert_eq!(keys, best, "{pos:?} ({v}): keys");
+            assert!(s.keys.iter().all(|k| Some(k.plies) == v.dtm()));
+            // the main line keeps the table's value falling by one a ply to the end
+            let mut p = pos;
+            let mut value = v;
+            for m in &s.line {
+                p = p.play_unchecked(m);
+                let next = tb5.value(&p).unwrap();
+                assert_eq!(next.parent(), value, "{pos:?}: line move {m} in the line");
+                value = next;
+            }
+            assert_eq!(value.dtm(), Some(0), "{pos:?}: the line reaches the end");
+            assert!(p.outcome(RuleSet::default()).is_some() || Material::from_board(p.board()).is_decided_by_rules());
+            by_dtm[v.dtm().unwrap() as usize] += 1;
+            checked += 1;
+        }
+    }
+    println!("solver = 5-man tables on {checked} positions; by DTM: {by_dtm:?}");
+    assert!(checked >= 300);
+}
+
+/// A win longer than the bound is never reported: "no forced win within N plies".
+#[test]
+fn beyond_the_bound_is_unknown() {
+    let materials: Vec<Material> = vec!["KRBvKR".parse().unwrap()];
+    let tb5 = Tablebase::open(five_man_tables(&materials), RuleSet::default()).unwrap();
+    let tb4 = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut done = 0;
+    while done < 10 {
+        let Some(pos) = place(
+            &mut rng,
+            &roles("RB"),
+            &roles("R"),
+            Color::White,
+            &Params::default(),
+            100,
+        ) else {
+            continue;
+        };
+        let v = tb5.value(&pos).unwrap();
+        let Value::Win(d) = v else { continue };
+        if !(9..=15).contains(&d) {
+            continue;
+        }
+        let bound = d - 2 + rng.gen_range(0..2);
+        let s = run(&tb4, &pos, &options(bound));
+        assert_eq!(s.verdict, Verdict::Unknown, "{pos:?} wins in {d}, bound {bound}");
+        assert_eq!(s.plies, None);
+        assert!(s.keys.is_empty() && s.line.is_empty());
+        assert!(s.no_win_within.is_some_and(|n| n >= bound - 1));
+        assert!(s.in_words().starts_with("no forced win within"), "{}", s.in_words());
+        done += 1;
+    }
+}
