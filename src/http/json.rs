@@ -178,7 +178,6 @@ pub struct LineAnswer {
 }
 
 /// The line answer from `start` (value `value`, ended by `end` if it has) along `steps`.
-#[must_use]
 pub fn line(
     start: &Position,
     rules: RuleSet,
