@@ -4,8 +4,9 @@ Starts the binary ($SHATRANJ_TB_BIN) over a tables directory holding KQvKQ
 ($SHATRANJ_TB_TEST_TABLES), drives Debian's Chromium through chromedriver with Selenium,
 and checks what a user sees: al-Suli's Diamond from the URL (White wins in 39 plies, the
 best move b3b4 first), a click on it (38), back and forward, a move played on the board,
-the position editor (removing a piece changes the value), errors shown in the page, and a
-phone-sized window without sideways scrolling. Screenshots go to $SHATRANJ_TB_SHOTS
+the position editor (removing a piece changes the value), errors shown in the page, the
+flipped board, the best line played to the end, and a phone-sized window without sideways
+scrolling. Screenshots go to $SHATRANJ_TB_SHOTS
 (default target/). Prints the page's first paint time (a figure, not a check).
 """
 
@@ -151,6 +152,23 @@ def main():
         fen.clear()
         fen.send_keys("8/8/8/4k3/8/8/4R3/K7 w - - 0 1\n")
         wait_text(driver, "#error", "illegal position")
+        checks += 1
+
+        # Flip: h1 comes first (top left), and the URL keeps it.
+        driver.find_element(By.ID, "flip").click()
+        WebDriverWait(driver, TIMEOUT).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "#board .sq").get_attribute("data-sq") == "h1")
+        assert "flip=1" in driver.current_url, driver.current_url
+        driver.find_element(By.ID, "flip").click()
+        checks += 1
+
+        # Play the best line: a mate in one plays to the mate.
+        fen.clear()
+        fen.send_keys("3k3r/8/3K4/8/8/8/8/R7 w - - 0 1\n")
+        wait_text(driver, "#verdict", "White wins in 1 ply")
+        driver.find_element(By.ID, "bestline").click()
+        assert wait_text(driver, "#verdict", "has won") == \
+            "White has won (checkmate): Black to move has lost"
         checks += 1
 
         # A phone-sized window: the page fits its width, the board is whole.
