@@ -19,6 +19,10 @@
 //! until the tables are open (see [`serve_with`]: the server may listen while the tables
 //! are still being prepared), then SERVING, and NOT_SERVING again once shutdown begins.
 //!
+//! With [`serve_with_http`] the same server also answers HTTP on a second listener: a JSON
+//! API in the lichess tablebase shape (`/api/v1/probe`, `/api/v1/line`, `/api/v1/tables`,
+//! `/healthz`) and the explorer page at `/`, over the same tables and probe budget.
+//!
 //! Shutdown: when the shutdown future completes, the server stops accepting connections
 //! and new calls, lets the calls in flight finish, ends open `ProbeMany` streams after
 //! the answers already under way (with UNAVAILABLE), and returns once every connection is
@@ -277,8 +281,8 @@ where
     failure.map_or(Ok(()), Err)
 }
 
-/// Completes when the HTTP server's task ends (never if there is none): with its error,
-/// or `Ok` if it stopped by itself or panicked.
+/// Completes when the HTTP server's task ends (never if there is none), with its result:
+/// `Ok` if it stopped by itself, an error if it failed or panicked.
 async fn http_finished(
     task: &mut Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 ) -> std::io::Result<()> {
