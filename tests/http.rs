@@ -597,22 +597,26 @@ async fn the_page_and_its_assets_are_served_from_the_binary() {
             "{piece}"
         );
     }
-    let mut assets = vec![page];
-    for (path, kind) in [
-        ("/explorer.js", "text/javascript; charset=utf-8"),
-        ("/explorer.css", "text/css; charset=utf-8"),
-        ("/favicon.svg", "image/svg+xml"),
-    ] {
-        let a = server.get(path).await;
-        assert_eq!(a.status, 200, "{path}");
-        assert_eq!(a.header("content-type"), Some(kind), "{path}");
-        assets.push(a);
-    }
-    assert!(assets[1].text().contains("/api/v1/probe?fen="));
+    // The script and style sheet are inlined: one request before the first paint.
+    assert!(
+        page.text().contains("/api/v1/probe?fen="),
+        "the script is in the page"
+    );
+    assert!(
+        page.text().contains("#board {"),
+        "the style sheet is in the page"
+    );
+    assert!(
+        !page.text().contains("/*EXPLORER_"),
+        "every placeholder is filled"
+    );
+    let icon = server.get("/favicon.svg").await;
+    assert_eq!(icon.status, 200);
+    assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
     // Works offline: nothing is fetched from another host.
-    for a in &assets {
+    for a in [&page, &icon] {
+        let text = a.text().replace("http://www.w3.org/2000/svg", "");
         for needle in ["http://", "https://", "//cdn", "@import"] {
-            let text = a.text().replace("http://www.w3.org/2000/svg", "");
             assert!(!text.contains(needle), "an asset refers to {needle}");
         }
     }

@@ -10,7 +10,7 @@
 //! | `/api/v1/line?fen=FEN` | an optimal line to the end of the game ([`json::LineAnswer`]) |
 //! | `/api/v1/tables` | the figures of every table, as `info --json` |
 //! | `/healthz` | `{"status": "SERVING"}` (200) once the tables are open, else `NOT_SERVING` (503) |
-//! | `/` | the explorer page; its script and style sheet are embedded in the binary |
+//! | `/` | the explorer page, its script and style sheet inlined, embedded in the binary |
 //!
 //! A FEN may separate its fields with spaces (`%20` or `+`) or underscores; an optional
 //! `rules=` is checked against the server's rule set. Errors are JSON
@@ -29,7 +29,7 @@ mod json;
 mod san;
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use axum::Router;
@@ -74,8 +74,6 @@ fn router(state: Arc<State>, timeout: Duration) -> Router {
     let app = Arc::new(App { state, timeout });
     Router::new()
         .route("/", get(page))
-        .route("/explorer.js", get(script))
-        .route("/explorer.css", get(style))
         .route("/favicon.svg", get(icon))
         .route("/healthz", get(healthz))
         .route("/api/v1/probe", get(probe))
@@ -90,9 +88,13 @@ fn router(state: Arc<State>, timeout: Duration) -> Router {
 
 // ---- the page -------------------------------------------------------------------------
 
-const PAGE: &str = include_str!("assets/index.html");
-const SCRIPT: &str = include_str!("assets/explorer.js");
-const STYLE: &str = include_str!("assets/explorer.css");
+/// The page, with its style sheet and script inlined (one request before the first paint;
+/// the three files are kept apart in the sources), built once.
+static PAGE: LazyLock<String> = LazyLock::new(|| {
+    include_str!("assets/index.html")
+        .replacen("/*EXPLORER_CSS*/", include_str!("assets/explorer.css"), 1)
+        .replacen("/*EXPLORER_JS*/", include_str!("assets/explorer.js"), 1)
+});
 const ICON: &str = include_str!("assets/favicon.svg");
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -107,15 +109,7 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 }
 
 async fn page() -> Response {
-    asset("text/html; charset=utf-8", PAGE)
-}
-
-async fn script() -> Response {
-    asset("text/javascript; charset=utf-8", SCRIPT)
-}
-
-async fn style() -> Response {
-    asset("text/css; charset=utf-8", STYLE)
+    asset("text/html; charset=utf-8", PAGE.as_str())
 }
 
 async fn icon() -> Response {
