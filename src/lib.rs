@@ -24,6 +24,7 @@ pub mod color;
 pub mod fen;
 pub mod format;
 pub mod generate;
+mod http;
 pub mod index;
 pub mod material;
 pub mod position;

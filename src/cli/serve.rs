@@ -1,4 +1,5 @@
-//! `shatranj-tb serve`: the gRPC probe service (see `docs/grpc.md`).
+//! `shatranj-tb serve`: the gRPC probe service, and with `--http` the HTTP JSON API and
+//! the explorer page.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -25,6 +26,11 @@ pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port; the address is printed).
     #[arg(long, default_value = "127.0.0.1:50051", value_name = "ADDR")]
     pub listen: SocketAddr,
+
+    /// Also serve the HTTP JSON API (lichess tablebase shape) and the explorer page at
+    /// http://ADDR/ (off by default; port 0 picks a free port; the address is printed).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
 
     /// Probes that read table files (and Line/ListTables calls) running at once on the
     /// blocking pool [default: twice the cores]; probes answered from memory do not count.
@@ -110,6 +116,17 @@ where
             args.tables.tables.display(),
             args.tables.rules
         );
+        let http = match args.http {
+            Some(at) => {
+                let listener = tokio::net::TcpListener::bind(at)
+                    .await
+                    .with_context(|| format!("cannot listen on {at} (--http)"))?;
+                let addr = listener.local_addr().context("no local address")?;
+                eprintln!("shatranj-tb: serving the explorer and the HTTP API on http://{addr}/");
+                Some(listener)
+            }
+            None => None,
+        };
         let (dir, rules) = (args.tables.tables.clone(), args.tables.rules);
         let tables = async move {
             let opened = tokio::task::spawn_blocking(move || prepare(&dir, rules))
@@ -118,9 +135,9 @@ where
             eprintln!("shatranj-tb: tables open, serving");
             anyhow::Ok(Arc::new(opened))
         };
-        service::serve_with(&limits, tables, listener, service::shutdown_signal())
+        service::serve_with_http(&limits, tables, listener, http, service::shutdown_signal())
             .await
-            .context("the gRPC server failed")?;
+            .context("the server failed")?;
         eprintln!("shatranj-tb: stopped");
         Ok(())
     })

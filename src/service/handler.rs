@@ -52,8 +52,25 @@ impl State {
 
     /// The tables. Calls that reach a handler while the server drains are still served:
     /// they were accepted before the shutdown (HTTP/2 GOAWAY refuses later ones).
-    fn tables(&self) -> Result<Arc<Tablebase>, ServiceError> {
+    pub(crate) fn tables(&self) -> Result<Arc<Tablebase>, ServiceError> {
         self.tables.get().cloned().ok_or(ServiceError::NotReady)
+    }
+
+    /// What health checks answer: serving once the tables are open, until shutdown begins.
+    pub(crate) fn serving(&self) -> bool {
+        self.tables.get().is_some() && !*self.draining.borrow()
+    }
+
+    /// Runs `work` on the blocking pool once a probe permit is free (the one budget of
+    /// blocking work shared by the gRPC and HTTP handlers).
+    pub(crate) async fn blocking<T, F>(&self, work: F) -> Result<T, ServiceError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Tablebase) -> Result<T, ServiceError> + Send + 'static,
+    {
+        let tables = self.tables()?;
+        let permit = acquire(&self.probes).await?;
+        join(spawn_probe(permit, tables, work)).await
     }
 }
 
@@ -75,9 +92,7 @@ impl TablebaseService {
         T: Send + 'static,
         F: FnOnce(&Tablebase) -> Result<T, ServiceError> + Send + 'static,
     {
-        let tables = self.state.tables()?;
-        let permit = acquire(&self.state.probes).await?;
-        join(spawn_probe(permit, tables, work)).await
+        self.state.blocking(work).await
     }
 }
 
@@ -110,7 +125,11 @@ async fn join<T>(handle: JoinHandle<Result<T, ServiceError>>) -> Result<T, Servi
 }
 
 /// Reads a request's FEN and checks its optional rule set against the server's.
-fn position(tables: &Tablebase, fen: &str, rules: &str) -> Result<Position, ServiceError> {
+pub(crate) fn position(
+    tables: &Tablebase,
+    fen: &str,
+    rules: &str,
+) -> Result<Position, ServiceError> {
     if !rules.trim().is_empty() {
         let requested: RuleSet = rules.parse().map_err(ServiceError::Rules)?;
         if requested != tables.rules() {

@@ -19,13 +19,17 @@
 //! until the tables are open (see [`serve_with`]: the server may listen while the tables
 //! are still being prepared), then SERVING, and NOT_SERVING again once shutdown begins.
 //!
+//! With [`serve_with_http`] the same server also answers HTTP on a second listener: a JSON
+//! API in the lichess tablebase shape (`/api/v1/probe`, `/api/v1/line`, `/api/v1/tables`,
+//! `/healthz`) and the explorer page at `/`, over the same tables and probe budget.
+//!
 //! Shutdown: when the shutdown future completes, the server stops accepting connections
 //! and new calls, lets the calls in flight finish, ends open `ProbeMany` streams after
 //! the answers already under way (with UNAVAILABLE), and returns once every connection is
 //! closed, or after [`Limits::shutdown_grace`] at the latest.
 
 mod convert;
-mod handler;
+pub(crate) mod handler;
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -107,6 +111,8 @@ pub enum ServeError {
     Tables(Box<dyn StdError + Send + Sync>),
     /// The reflection service could not be built from the descriptor set (a build bug).
     Reflection(tonic_reflection::server::Error),
+    /// The HTTP server failed.
+    Http(std::io::Error),
 }
 
 impl fmt::Display for ServeError {
@@ -115,6 +121,7 @@ impl fmt::Display for ServeError {
             ServeError::Transport(_) => f.write_str("gRPC transport failed"),
             ServeError::Tables(_) => f.write_str("could not open the tables"),
             ServeError::Reflection(_) => f.write_str("could not build the reflection service"),
+            ServeError::Http(_) => f.write_str("the HTTP server failed"),
         }
     }
 }
@@ -125,6 +132,7 @@ impl StdError for ServeError {
             ServeError::Transport(e) => Some(e),
             ServeError::Tables(e) => Some(&**e),
             ServeError::Reflection(e) => Some(e),
+            ServeError::Http(e) => Some(e),
         }
     }
 }
@@ -153,6 +161,24 @@ where
     T: Future<Output = Result<Arc<Tablebase>, E>>,
     E: Into<Box<dyn StdError + Send + Sync>>,
 {
+    serve_with_http(limits, tables, listener, None, shutdown).await
+}
+
+/// [`serve_with`], and with `http` the HTTP JSON API and the explorer page on that
+/// listener too (see the `http` module's routes): the same tables, the same budget of
+/// blocking probes, the same health (`/healthz` answers 503 until the tables are open and
+/// once shutdown begins) and the same shutdown, on the same runtime.
+pub async fn serve_with_http<T, E>(
+    limits: &Limits,
+    tables: T,
+    listener: TcpListener,
+    http: Option<TcpListener>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError>
+where
+    T: Future<Output = Result<Arc<Tablebase>, E>>,
+    E: Into<Box<dyn StdError + Send + Sync>>,
+{
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::NotServing).await;
 
@@ -174,6 +200,18 @@ where
             .max_decoding_message_size(limits.max_request_bytes)
             .max_encoding_message_size(limits.max_response_bytes);
 
+    let (http_stop_tx, http_stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let mut http_task = http.map(|l| {
+        tokio::spawn(crate::http::serve(
+            l,
+            Arc::clone(&state),
+            limits.request_timeout,
+            async move {
+                let _ = http_stop_rx.await;
+            },
+        ))
+    });
+
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = Server::builder()
@@ -193,7 +231,19 @@ where
     let mut failure = None;
     loop {
         tokio::select! {
-            finished = &mut server => return finished.map_err(ServeError::Transport),
+            finished = &mut server => {
+                if let Some(task) = http_task.take() {
+                    task.abort();
+                }
+                return finished.map_err(ServeError::Transport);
+            }
+            finished = http_finished(&mut http_task) => {
+                http_task = None;
+                failure = Some(ServeError::Http(finished.err().unwrap_or_else(|| {
+                    std::io::Error::other("the HTTP server stopped by itself")
+                })));
+                break;
+            }
             opened = &mut tables, if tables_pending => {
                 tables_pending = false;
                 match opened {
@@ -214,11 +264,37 @@ where
     set_health(&health, ServingStatus::NotServing).await;
     let _ = draining_tx.send(true);
     let _ = stop_tx.send(());
+    let _ = http_stop_tx.send(());
     // Past the grace period the remaining connections are left to die with the process.
-    if let Ok(finished) = tokio::time::timeout(limits.shutdown_grace, &mut server).await {
+    let deadline = tokio::time::Instant::now() + limits.shutdown_grace;
+    let grpc = tokio::time::timeout_at(deadline, &mut server).await;
+    if let Some(task) = &mut http_task {
+        let finished = tokio::time::timeout_at(deadline, &mut *task).await;
+        task.abort();
+        if let Ok(Ok(Err(e))) = finished {
+            failure.get_or_insert(ServeError::Http(e));
+        }
+    }
+    if let Ok(finished) = grpc {
         finished.map_err(ServeError::Transport)?;
     }
     failure.map_or(Ok(()), Err)
+}
+
+/// Completes when the HTTP server's task ends (never if there is none), with its result:
+/// `Ok` if it stopped by itself, an error if it failed or panicked.
+async fn http_finished(
+    task: &mut Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+) -> std::io::Result<()> {
+    match task {
+        Some(task) => match task.await {
+            Ok(result) => result,
+            Err(e) => Err(std::io::Error::other(format!(
+                "the HTTP server failed: {e}"
+            ))),
+        },
+        None => std::future::pending().await,
+    }
 }
 
 async fn set_health(health: &tonic_health::server::HealthReporter, status: ServingStatus) {

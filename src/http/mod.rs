@@ -1,0 +1,375 @@
+//! The HTTP side of `shatranj-tb serve --http ADDR`: a JSON API in the lichess tablebase
+//! shape and the explorer page, served beside the gRPC service from the same process, the
+//! same open tables and the same async runtime (see [`crate::service::serve_with_http`]).
+//!
+//! Routes (all `GET`):
+//!
+//! | route | answer |
+//! |---|---|
+//! | `/api/v1/probe?fen=FEN` | the position and every legal move, best first ([`json::ProbeAnswer`]) |
+//! | `/api/v1/line?fen=FEN` | an optimal line to the end of the game ([`json::LineAnswer`]) |
+//! | `/api/v1/tables` | the figures of every table, as `info --json` |
+//! | `/healthz` | `{"status": "SERVING"}` (200) once the tables are open, else `NOT_SERVING` (503) |
+//! | `/` | the explorer page, its script and style sheet inlined, embedded in the binary |
+//!
+//! A FEN may separate its fields with spaces (`%20` or `+`) or underscores; an optional
+//! `rules=` is checked against the server's rule set. Errors are JSON
+//! (`{"error": message, "status": code}`): 400 for a bad request, FEN or illegal position
+//! or a position with too many men, 404 for a missing table (the message names the command
+//! that makes it) or an unknown route, 405 for another method, 500 for a damaged table file
+//! or an internal error, 503 while the tables are not open yet, when a file cannot be
+//! read, on shutdown, or when an answer takes longer than the request timeout.
+//!
+//! Where the work runs, as for gRPC: a probe answered from memory (open files, cached
+//! blocks) runs on the async runtime; one that must read a table file, and every line and
+//! table listing, runs on the blocking pool under the server's one budget of blocking
+//! probes ([`crate::service::Limits::max_blocking_probes`]).
+
+mod json;
+mod san;
+
+use std::future::Future;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{RawQuery, State as Extract};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::serve::ListenerExt as _;
+use serde::Serialize;
+use tokio::net::TcpListener;
+
+use crate::probe::ProbeError;
+use crate::service::ServiceError;
+use crate::service::handler::{State, position};
+
+/// What the handlers share.
+struct App {
+    state: Arc<State>,
+    timeout: Duration,
+}
+
+type Shared = Arc<App>;
+
+/// Serves the HTTP routes on `listener` until `shutdown` completes, then lets the
+/// requests in flight finish.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    state: Arc<State>,
+    timeout: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = listener.tap_io(|tcp| {
+        // Small answers: send them at once rather than waiting for an acknowledgement.
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, router(state, timeout))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+fn router(state: Arc<State>, timeout: Duration) -> Router {
+    let app = Arc::new(App { state, timeout });
+    Router::new()
+        .route("/", get(page))
+        .route("/favicon.svg", get(icon))
+        .route("/healthz", get(healthz))
+        .route("/api/v1/probe", get(probe))
+        .route("/api/v1/line", get(line))
+        .route("/api/v1/tables", get(tables))
+        // `/api/v1/solve?fen=...&plies=N` (mate-in-N problems, bounded by the server's
+        // limits) is to be added here with the problem solver.
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(app)
+}
+
+// ---- the page -------------------------------------------------------------------------
+
+/// The page, with its style sheet and script inlined (one request before the first paint;
+/// the three files are kept apart in the sources), built once.
+static PAGE: LazyLock<String> = LazyLock::new(|| {
+    include_str!("assets/index.html")
+        .replacen("/*EXPLORER_CSS*/", include_str!("assets/explorer.css"), 1)
+        .replacen("/*EXPLORER_JS*/", include_str!("assets/explorer.js"), 1)
+});
+const ICON: &str = include_str!("assets/favicon.svg");
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn page() -> Response {
+    asset("text/html; charset=utf-8", PAGE.as_str())
+}
+
+async fn icon() -> Response {
+    asset("image/svg+xml", ICON)
+}
+
+// ---- JSON answers ---------------------------------------------------------------------
+
+/// A failed request: its HTTP status and message.
+#[derive(Debug)]
+struct Failure {
+    status: StatusCode,
+    message: String,
+}
+
+impl Failure {
+    fn bad_request(message: impl Into<String>) -> Failure {
+        Failure {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ServiceError> for Failure {
+    fn from(e: ServiceError) -> Failure {
+        let status = match &e {
+            ServiceError::Fen { .. }
+            | ServiceError::Rules(_)
+            | ServiceError::RulesMismatch { .. } => StatusCode::BAD_REQUEST,
+            ServiceError::NotReady | ServiceError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ServiceError::Probe(p) => match p {
+                ProbeError::MissingTable { .. } => StatusCode::NOT_FOUND,
+                ProbeError::TooManyMen { .. } => StatusCode::BAD_REQUEST,
+                ProbeError::Corrupt { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+                ProbeError::Io { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            },
+            ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Failure {
+            status,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<ProbeError> for Failure {
+    fn from(e: ProbeError) -> Failure {
+        ServiceError::Probe(e).into()
+    }
+}
+
+/// A JSON body with its status; API answers may be read from any origin (as lichess's).
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, Failure> {
+    serde_json::to_vec(value).map_err(|e| Failure {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: format!("internal error: cannot write the answer: {e}"),
+    })
+}
+
+fn failure_response(f: &Failure) -> Response {
+    let body = json::ErrorAnswer {
+        error: &f.message,
+        status: f.status.as_u16(),
+    };
+    let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
+    json_response(f.status, bytes)
+}
+
+impl App {
+    /// Runs `work` (which gives a JSON body) within the request timeout and answers.
+    async fn answer(&self, work: impl Future<Output = Result<Vec<u8>, Failure>>) -> Response {
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(Ok(body)) => json_response(StatusCode::OK, body),
+            Ok(Err(f)) => failure_response(&f),
+            Err(_) => failure_response(&Failure {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: format!(
+                    "no answer within {} s; retry later",
+                    self.timeout.as_secs_f64()
+                ),
+            }),
+        }
+    }
+}
+
+/// The parameters of a query string, decoded.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(raw: Option<&str>) -> Result<Query, Failure> {
+        let mut pairs = Vec::new();
+        for part in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').unwrap_or((part, ""));
+            pairs.push((decode(k)?, decode(v)?));
+        }
+        Ok(Query(pairs))
+    }
+
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `fen` parameter, with underscores read as spaces (as lichess accepts).
+    fn fen(&self) -> Result<String, Failure> {
+        match self.get("fen") {
+            Some(f) if !f.trim().is_empty() => Ok(f.replace('_', " ")),
+            _ => Err(Failure::bad_request(
+                "missing parameter 'fen' (e.g. ?fen=8/8/8/3k4/8/1KQ5/8/q7_w_-_-_0_1)",
+            )),
+        }
+    }
+}
+
+/// Decodes one component of a query string: `+` is a space, `%XX` a byte; the result must
+/// be UTF-8.
+fn decode(s: &str) -> Result<String, Failure> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| {
+                        Failure::bad_request(format!("bad percent-encoding in query: '{s}'"))
+                    })?;
+                out.push(hex);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| Failure::bad_request("the query is not UTF-8"))
+}
+
+async fn probe(Extract(app): Extract<Shared>, RawQuery(raw): RawQuery) -> Response {
+    let work = async {
+        let query = Query::parse(raw.as_deref())?;
+        let fen = query.fen()?;
+        let rules = query.get("rules").unwrap_or("").to_string();
+        let tables = app.state.tables()?;
+        let pos = position(&tables, &fen, &rules)?;
+        // From memory on the runtime when possible (microseconds, no I/O) ...
+        if let Some(p) = tables.probe_moves_cached(&pos)? {
+            return to_json(&json::probe(&pos, tables.rules(), &p));
+        }
+        // ... else on the blocking pool, under the shared budget.
+        let body = app
+            .state
+            .blocking(move |tb| {
+                let p = tb.probe_moves(&pos)?;
+                to_json(&json::probe(&pos, tb.rules(), &p))
+                    .map_err(|f| ServiceError::Internal(f.message))
+            })
+            .await?;
+        Ok(body)
+    };
+    app.answer(work).await
+}
+
+async fn line(Extract(app): Extract<Shared>, RawQuery(raw): RawQuery) -> Response {
+    let work = async {
+        let query = Query::parse(raw.as_deref())?;
+        let fen = query.fen()?;
+        let rules = query.get("rules").unwrap_or("").to_string();
+        let body = app
+            .state
+            .blocking(move |tb| {
+                let pos = position(tb, &fen, &rules)?;
+                let value = tb.value(&pos)?;
+                let end = pos.outcome(tb.rules()).map(|o| o.reason());
+                let steps = tb.line(&pos)?;
+                let answer = json::line(&pos, tb.rules(), value, end, &steps)
+                    .map_err(ServiceError::Internal)?;
+                to_json(&answer).map_err(|f| ServiceError::Internal(f.message))
+            })
+            .await?;
+        Ok(body)
+    };
+    app.answer(work).await
+}
+
+async fn tables(Extract(app): Extract<Shared>) -> Response {
+    let work = async {
+        let body = app
+            .state
+            .blocking(|tb| {
+                let infos = tb.tables()?;
+                to_json(&json::tables(&infos)).map_err(|f| ServiceError::Internal(f.message))
+            })
+            .await?;
+        Ok(body)
+    };
+    app.answer(work).await
+}
+
+async fn healthz(Extract(app): Extract<Shared>) -> Response {
+    let (status, word) = if app.state.serving() {
+        (StatusCode::OK, "SERVING")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "NOT_SERVING")
+    };
+    json_response(status, format!("{{\"status\":\"{word}\"}}").into_bytes())
+}
+
+async fn not_found(uri: Uri) -> Response {
+    failure_response(&Failure {
+        status: StatusCode::NOT_FOUND,
+        message: format!(
+            "no such route: {} (see /api/v1/probe, /api/v1/line, /api/v1/tables, /healthz, /)",
+            uri.path()
+        ),
+    })
+}
+
+async fn method_not_allowed() -> Response {
+    failure_response(&Failure {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        message: "only GET is served".to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_decode_spaces_underscores_and_percent_escapes() {
+        let q = Query::parse(Some("fen=8/8/8/3k4/8/1KQ5/8/q7%20w+-_-_0_1&x=%41")).unwrap();
+        assert_eq!(q.fen().unwrap(), "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1");
+        assert_eq!(q.get("x"), Some("A"));
+        assert!(Query::parse(Some("fen=%4")).is_err());
+        assert!(Query::parse(Some("fen=%zz")).is_err());
+        assert!(Query::parse(Some("fen=%ff")).is_err());
+        assert_eq!(
+            Query::parse(None).unwrap().fen().unwrap_err().status,
+            StatusCode::BAD_REQUEST
+        );
+    }
+}
