@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use shatranj_tb::probe::Tablebase;
-use shatranj_tb::solve::{self, NoProgress, SolveOptions, Solution, Verdict};
+use shatranj_tb::solve::{self, NoProgress, Solution, SolveOptions, Verdict};
 use shatranj_tb::{Color, Material, Position, Role, RuleSet, Value};
 
 use random_position::{Params, place};
@@ -34,11 +34,14 @@ fn run(tb: &Tablebase, pos: &Position, opts: &SolveOptions) -> Solution {
 }
 
 fn roles(s: &str) -> Vec<Role> {
-    s.chars().map(|c| Role::from_char(c).expect("a role letter")).collect()
+    s.chars()
+        .map(|c| Role::from_char(c).expect("a role letter"))
+        .collect()
 }
 
 /// Random positions of `material` (e.g. "KBBvKN") whose table value is decisive within
-/// `max_dtm` plies, `per_kind` each of win and loss for each side to move.
+/// `max_dtm` plies (and not over already): up to `per_kind` each of win and loss for each
+/// side to move, among at most `tries` random placements each (some kinds are rare).
 fn sample(
     tb5: &Tablebase,
     material: &str,
@@ -57,14 +60,10 @@ fn sample(
     for turn in [Color::White, Color::Black] {
         for want_win in [true, false] {
             let mut n = 0;
-            let mut tries = 0;
-            while n < per_kind {
-                tries += 1;
-                assert!(
-                    tries < 2_000_000,
-                    "{material}: too few positions with short {}",
-                    if want_win { "wins" } else { "losses" }
-                );
+            for _ in 0..100_000 {
+                if n == per_kind {
+                    break;
+                }
                 let Some(pos) = place(rng, &white, &black, turn, &params, 100) else {
                     continue;
                 };
@@ -90,15 +89,17 @@ fn sample(
 /// table's distance falls by one a ply.
 #[test]
 fn solver_matches_five_man_tables() {
-    const TABLES: [&str; 3] = ["KBBvKN", "KNQvKQ", "KRBvKR"];
+    const TABLES: [&str; 2] = ["KBBvKN", "KRBvKR"];
     let materials: Vec<Material> = TABLES.iter().map(|m| m.parse().unwrap()).collect();
     let tb5 = Tablebase::open(five_man_tables(&materials), RuleSet::default()).unwrap();
     let tb4 = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
     let mut rng = StdRng::seed_from_u64(0x5017e);
     let mut checked = 0;
     let mut by_dtm = [0usize; 16];
+    // White to move, Black to move, wins, losses
+    let mut kinds = [0usize; 4];
     for material in TABLES {
-        for (pos, v) in sample(&tb5, material, 15, 25, &mut rng) {
+        for (pos, v) in sample(&tb5, material, 15, 45, &mut rng) {
             assert!(!tb4.has_table(Material::from_board(pos.board())));
             let s = run(&tb4, &pos, &options(15));
             let expected = match v {
@@ -129,13 +130,22 @@ fn solver_matches_five_man_tables() {
                 value = next;
             }
             assert_eq!(value.dtm(), Some(0), "{pos:?}: the line reaches the end");
-            assert!(p.outcome(RuleSet::default()).is_some() || Material::from_board(p.board()).is_decided_by_rules());
+            assert!(
+                p.outcome(RuleSet::default()).is_some()
+                    || Material::from_board(p.board()).is_decided_by_rules()
+            );
             by_dtm[v.dtm().unwrap() as usize] += 1;
+            kinds[usize::from(pos.turn() == Color::Black)] += 1;
+            kinds[2 + usize::from(matches!(v, Value::Loss(_)))] += 1;
             checked += 1;
         }
     }
-    println!("solver = 5-man tables on {checked} positions; by DTM: {by_dtm:?}");
-    assert!(checked >= 300);
+    println!(
+        "solver = 5-man tables on {checked} positions (white/black to move, wins/losses: \
+         {kinds:?}); by DTM: {by_dtm:?}"
+    );
+    assert!(checked >= 300, "{checked} positions");
+    assert!(kinds.iter().all(|&k| k >= 60), "{kinds:?}");
 }
 
 /// A win longer than the bound is never reported: "no forced win within N plies".
@@ -164,11 +174,113 @@ fn beyond_the_bound_is_unknown() {
         }
         let bound = d - 2 + rng.gen_range(0..2);
         let s = run(&tb4, &pos, &options(bound));
-        assert_eq!(s.verdict, Verdict::Unknown, "{pos:?} wins in {d}, bound {bound}");
+        assert_eq!(
+            s.verdict,
+            Verdict::Unknown,
+            "{pos:?} wins in {d}, bound {bound}"
+        );
         assert_eq!(s.plies, None);
         assert!(s.keys.is_empty() && s.line.is_empty());
         assert!(s.no_win_within.is_some_and(|n| n >= bound - 1));
-        assert!(s.in_words().starts_with("no forced win within"), "{}", s.in_words());
+        assert!(
+            s.in_words().starts_with("no forced win within"),
+            "{}",
+            s.in_words()
+        );
         done += 1;
     }
+}
+
+/// One problem of `tests/data/mansubat.txt`.
+struct Problem {
+    name: String,
+    fen: String,
+    result: Verdict,
+    plies: u32,
+    key: String,
+}
+
+fn mansubat() -> Vec<Problem> {
+    let text = include_str!("data/mansubat.txt");
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|line| {
+            let f: Vec<&str> = line.split(" | ").map(str::trim).collect();
+            assert_eq!(f.len(), 6, "six fields: {line}");
+            Problem {
+                name: f[0].to_string(),
+                fen: f[1].to_string(),
+                result: match f[2] {
+                    "win" => Verdict::Win,
+                    "loss" => Verdict::Loss,
+                    other => panic!("result {other}"),
+                },
+                plies: f[3].parse().expect("plies"),
+                key: f[4].to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Every problem of the collection: the stated winner, the stated length proven
+/// shortest, and the stated key the only one; its main line is legal and ends the game.
+#[test]
+fn mansubat_solve_as_published() {
+    let tb = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let problems = mansubat();
+    assert!(problems.len() >= 5);
+    for p in &problems {
+        let pos = Position::from_fen(&p.fen).unwrap();
+        let s = run(&tb, &pos, &options(p.plies));
+        println!(
+            "{}: {} ({} nodes, {:.2} s)",
+            p.name,
+            s.in_words(),
+            s.nodes,
+            s.seconds
+        );
+        assert_eq!(
+            (s.verdict, s.plies),
+            (p.result, Some(p.plies)),
+            "{}",
+            p.name
+        );
+        let keys: Vec<String> = s.keys.iter().map(|k| k.mv.to_uci()).collect();
+        assert_eq!(keys, vec![p.key.clone()], "{}: keys", p.name);
+        assert_eq!(s.line.len() as u32, p.plies, "{}: line length", p.name);
+        let mut q = pos;
+        for m in &s.line {
+            let (_, next) = q.play_uci(&m.to_uci()).expect("a legal line");
+            q = next;
+        }
+        assert!(
+            q.outcome(RuleSet::default()).is_some(),
+            "{}: the line ends the game",
+            p.name
+        );
+    }
+}
+
+/// Dilaram's mate is a win in 11 plies by shah mat with the unique key Rh8+; with a
+/// bound of 9 plies the solver says no more than that there is no win within 9.
+#[test]
+fn dilaram_within_and_beyond_the_bound() {
+    let tb = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let pos = Position::from_fen("1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1").unwrap();
+    let s = run(&tb, &pos, &options(11));
+    assert_eq!(s.in_words(), "White wins in 11 plies by shah mat");
+    assert_eq!(s.end, Some(shatranj_tb::EndReason::Checkmate));
+    // the tree: the key, then every defence of Black answered
+    let tree = s.tree.as_ref().expect("a tree");
+    assert_eq!(tree.moves.len(), 1);
+    assert_eq!(tree.moves[0].0.to_uci(), "h4h8");
+    let defences = &tree.moves[0].1.moves;
+    assert_eq!(
+        defences.len(),
+        pos.play_uci("h4h8").unwrap().1.legal_moves().len()
+    );
+    let s = run(&tb, &pos, &options(9));
+    assert_eq!(s.verdict, Verdict::Unknown);
+    assert_eq!(s.no_win_within, Some(9));
+    assert_eq!(s.in_words(), "no forced win within 9 plies");
 }

@@ -10,8 +10,8 @@ use clap::Args;
 use indicatif::{HumanCount, ProgressBar, ProgressStyle};
 use serde_json::{Value as Json, json};
 use shatranj_tb::solve::{
-    self, DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_TREE_DEPTH, SolveError, SolveOptions,
-    SolveProgress, Solution, TreeNode,
+    self, DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_TREE_DEPTH, Solution, SolveError,
+    SolveOptions, SolveProgress, TreeNode,
 };
 use shatranj_tb::{Fen, Value};
 
@@ -202,7 +202,11 @@ pub fn solution_text(s: &Solution) -> String {
 
 fn tree_text(out: &mut String, node: &TreeNode, indent: usize) {
     for (m, child) in &node.moves {
-        let mut note = format!("{} to move {}", child.position.turn().name(), value_words(child.value));
+        let mut note = format!(
+            "{} to move {}",
+            child.position.turn().name(),
+            value_words(child.value)
+        );
         if let Some(end) = child.end {
             let _ = write!(note, ", {end}");
         }
@@ -212,7 +216,13 @@ fn tree_text(out: &mut String, node: &TreeNode, indent: usize) {
         if child.truncated && child.end.is_none() && !child.table {
             note.push_str(", ...");
         }
-        let _ = writeln!(out, "{:width$}{:<6} {note}", "", m.to_uci(), width = indent * 2);
+        let _ = writeln!(
+            out,
+            "{:width$}{:<6} {note}",
+            "",
+            m.to_uci(),
+            width = indent * 2
+        );
         tree_text(out, child, indent + 1);
     }
 }

@@ -371,8 +371,7 @@ pub fn solve(
             if opts.tree_depth > 0 {
                 let mut budget = MAX_TREE_NODES;
                 solution.tree = Some(
-                    tree(&mut s, pos, v, opts.tree_depth, &mut budget)
-                        .map_err(interrupt_error)?,
+                    tree(&mut s, pos, v, opts.tree_depth, &mut budget).map_err(interrupt_error)?,
                 );
             }
         } else {
@@ -549,9 +548,7 @@ fn child_value(
     }
     match parent {
         // The child cannot lose faster than in k - 1, or the parent would win faster.
-        Value::Win(k) => Ok(s
-            .lose_within(child, k - 1)?
-            .then_some(Value::Loss(k - 1))),
+        Value::Win(k) => Ok(s.lose_within(child, k - 1)?.then_some(Value::Loss(k - 1))),
         // Every move of a lost position lets the opponent win within k - 1: find how fast.
         Value::Loss(k) => {
             let mut d = 1;

@@ -125,10 +125,7 @@ impl<'s, 'a> Search<'s, 'a> {
         !pos.is_bare(Color::White)
             && !pos.is_bare(Color::Black)
             && pos.board().occupied().count() <= MAX_MEN
-            && self
-                .shared
-                .tb
-                .has_table(Material::from_board(pos.board()))
+            && self.shared.tb.has_table(Material::from_board(pos.board()))
     }
 
     fn flush(&mut self) {
@@ -299,8 +296,9 @@ impl<'s, 'a> Search<'s, 'a> {
         self.count_node()?;
         if d == 0 {
             // lost now, or not within 0 plies
-            return Ok(!pos.has_legal_move()
-                && no_move_value(pos, self.shared.rules) == Value::Loss(0));
+            return Ok(
+                !pos.has_legal_move() && no_move_value(pos, self.shared.rules) == Value::Loss(0)
+            );
         }
         let mut moves = MoveList::new();
         pos.legal_moves_into(&mut moves);
@@ -381,11 +379,13 @@ pub(crate) fn cannot_be_stalemated(pos: &Position) -> bool {
     let board = pos.board();
     let own = board.by_color(them);
     let lines = attacks::rook_attacks(pos.shah(them), Bitboard::EMPTY);
-    [Role::Knight, Role::Ferz, Role::Alfil].into_iter().any(|role| {
-        (board.by_role(role) & own & !lines)
-            .into_iter()
-            .any(|sq| (attacks::attacks(role, them, sq, board.occupied()) & !own).any())
-    })
+    [Role::Knight, Role::Ferz, Role::Alfil]
+        .into_iter()
+        .any(|role| {
+            (board.by_role(role) & own & !lines)
+                .into_iter()
+                .any(|sq| (attacks::attacks(role, them, sq, board.occupied()) & !own).any())
+        })
 }
 
 fn capture_or_promotion(m: &Move, theirs: Bitboard) -> bool {

@@ -145,7 +145,10 @@ impl TransTable {
 
     fn put(&self, i: usize, key: u64, facts: Bounds) {
         let data = facts.pack();
-        debug_assert_ne!(data, 0, "packed bounds are never zero (win_within 0 means Win(0))");
+        debug_assert_ne!(
+            data, 0,
+            "packed bounds are never zero (win_within 0 means Win(0))"
+        );
         self.words.as_slice()[i].store(key ^ data, Ordering::Relaxed);
         self.words.as_slice()[i + 1].store(data, Ordering::Relaxed);
     }

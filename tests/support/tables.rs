@@ -39,7 +39,9 @@ pub fn default_tables() -> &'static Path {
 pub fn five_man_tables(materials: &[Material]) -> PathBuf {
     // one thread at a time: two linking the same file at once would race
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _guard = LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let four = default_tables();
     let dir = four.with_file_name("test-tables-5");
     std::fs::create_dir_all(&dir).expect("a test table directory");
