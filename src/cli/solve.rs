@@ -8,15 +8,14 @@ use std::time::Duration;
 
 use clap::Args;
 use indicatif::{HumanCount, ProgressBar, ProgressStyle};
-use serde_json::{Value as Json, json};
+use shatranj_tb::Value;
 use shatranj_tb::solve::{
     self, DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_TREE_DEPTH, Solution, SolveError,
     SolveOptions, SolveProgress, TreeNode,
 };
-use shatranj_tb::{Fen, Value};
 
 use super::UserError;
-use super::common::{TablesArgs, dtm_json, parse_fen};
+use super::common::{TablesArgs, parse_fen};
 use super::probe::board_diagram;
 
 #[derive(Debug, Args)]
@@ -100,47 +99,11 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         other => UserError(other.to_string()).into(),
     })?;
     if args.json {
-        println!("{}", serde_json::to_string(&solution_json(&solution))?);
+        println!("{}", serde_json::to_string(&solution.to_json())?);
     } else {
         print!("{}", solution_text(&solution));
     }
     Ok(())
-}
-
-/// The `solve --json` object.
-pub fn solution_json(s: &Solution) -> Json {
-    let line: Vec<String> = s.line.iter().map(|m| m.to_uci()).collect();
-    json!({
-        "fen": Fen::from_position(&s.position).to_string(),
-        "rules": s.rules.to_string(),
-        "result": s.verdict.as_str(),
-        "plies": s.plies,
-        "end": s.end.map(|e| e.as_str()),
-        "keys": s.keys.iter().map(|k| json!({"uci": k.mv.to_uci(), "plies": k.plies})).collect::<Vec<_>>(),
-        "line": line,
-        "tree": s.tree.as_ref().map_or(Json::Null, tree_json),
-        "proved": s.in_words(),
-        "max_plies": s.max_plies,
-        "no_win_within": s.no_win_within,
-        "no_loss_within": s.no_loss_within,
-        "from_table": s.from_table,
-        "stopped": s.stopped,
-        "nodes": s.nodes,
-        "table_hits": s.table_hits,
-        "seconds": s.seconds,
-    })
-}
-
-fn tree_json(node: &TreeNode) -> Json {
-    json!({
-        "fen": Fen::from_position(&node.position).to_string(),
-        "wdl": node.value.map(|v| v.wdl().as_str()),
-        "dtm": node.value.map_or(Json::Null, dtm_json),
-        "end": node.end.map(|e| e.as_str()),
-        "table": node.table,
-        "truncated": node.truncated,
-        "moves": node.moves.iter().map(|(m, child)| json!({"uci": m.to_uci(), "node": tree_json(child)})).collect::<Vec<_>>(),
-    })
 }
 
 /// The value for the side to move, in words.

@@ -9,6 +9,7 @@
 //! | `/api/v1/probe?fen=FEN` | the position and every legal move, best first ([`json::ProbeAnswer`]) |
 //! | `/api/v1/line?fen=FEN` | an optimal line to the end of the game ([`json::LineAnswer`]) |
 //! | `/api/v1/tables` | the figures of every table, as `info --json` |
+//! | `/api/v1/solve?fen=FEN&plies=N&time=SECS` | the problem solver's answer, as `solve --json` (bounded by the server's limits and the request timeout; 429 when as many searches as allowed run) |
 //! | `/healthz` | `{"status": "SERVING"}` (200) once the tables are open, else `NOT_SERVING` (503) |
 //! | `/` | the explorer page, its script and style sheet inlined, embedded in the binary |
 //!
@@ -29,6 +30,7 @@ mod json;
 mod san;
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -44,6 +46,7 @@ use tokio::net::TcpListener;
 use crate::probe::ProbeError;
 use crate::service::ServiceError;
 use crate::service::handler::{State, position};
+use crate::solve;
 
 /// What the handlers share.
 struct App {
@@ -79,6 +82,7 @@ fn router(state: Arc<State>, timeout: Duration) -> Router {
         .route("/api/v1/probe", get(probe))
         .route("/api/v1/line", get(line))
         .route("/api/v1/tables", get(tables))
+        .route("/api/v1/solve", get(solve))
         // `/api/v1/solve?fen=...&plies=N` (mate-in-N problems, bounded by the server's
         // limits) is to be added here with the problem solver.
         .fallback(not_found)
@@ -136,18 +140,15 @@ impl Failure {
 
 impl From<ServiceError> for Failure {
     fn from(e: ServiceError) -> Failure {
-        let status = match &e {
-            ServiceError::Fen { .. }
-            | ServiceError::Rules(_)
-            | ServiceError::RulesMismatch { .. } => StatusCode::BAD_REQUEST,
-            ServiceError::NotReady | ServiceError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
-            ServiceError::Probe(p) => match p {
-                ProbeError::MissingTable { .. } => StatusCode::NOT_FOUND,
-                ProbeError::TooManyMen { .. } => StatusCode::BAD_REQUEST,
-                ProbeError::Corrupt { .. } => StatusCode::INTERNAL_SERVER_ERROR,
-                ProbeError::Io { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            },
-            ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        // the gRPC code says what kind of failure it is (one mapping, in convert.rs)
+        let status = match e.code() {
+            tonic::Code::InvalidArgument | tonic::Code::FailedPrecondition => {
+                StatusCode::BAD_REQUEST
+            }
+            tonic::Code::NotFound => StatusCode::NOT_FOUND,
+            tonic::Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            tonic::Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Failure {
             status,
@@ -329,6 +330,66 @@ async fn tables(Extract(app): Extract<Shared>) -> Response {
     app.answer(work).await
 }
 
+/// Sets a search's stop flag when dropped: a request that times out or whose client goes
+/// away ends its search.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+async fn solve(Extract(app): Extract<Shared>, RawQuery(raw): RawQuery) -> Response {
+    let work = async {
+        let query = Query::parse(raw.as_deref())?;
+        let fen = query.fen()?;
+        let rules = query.get("rules").unwrap_or("").to_string();
+        let number = |key: &str| -> Result<Option<f64>, Failure> {
+            query
+                .get(key)
+                .map(|v| {
+                    v.parse::<f64>().map_err(|_| {
+                        Failure::bad_request(format!("parameter '{key}' is not a number: '{v}'"))
+                    })
+                })
+                .transpose()
+        };
+        let plies = match number("plies")? {
+            None => 0,
+            Some(p) if p >= 1.0 && p <= f64::from(solve::MAX_PLIES) && p.fract() == 0.0 => p as u32,
+            Some(p) => {
+                return Err(Failure::bad_request(format!(
+                    "parameter 'plies' must be a whole number from 1 to {}, not {p}",
+                    solve::MAX_PLIES
+                )));
+            }
+        };
+        let tree_depth = number("tree_depth")?.map(|d| d.clamp(0.0, 8.0) as u32);
+        let tables = app.state.tables()?;
+        let pos = position(&tables, &fen, &rules)?;
+        // leave the answer time to travel within the request timeout
+        let cap = app.timeout.mul_f64(0.9);
+        let opts = app
+            .state
+            .solve_options(plies, number("time")?, tree_depth, Some(cap))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let _guard = StopOnDrop(Arc::clone(&stop));
+        let search = app.state.start_solve(
+            tables,
+            pos,
+            opts,
+            Box::new(solve::NoProgress),
+            Arc::clone(&stop),
+        )?;
+        let solution = search
+            .await
+            .map_err(|e| ServiceError::Internal(format!("search worker failed: {e}")))??;
+        to_json(&solution.to_json())
+    };
+    app.answer(work).await
+}
+
 async fn healthz(Extract(app): Extract<Shared>) -> Response {
     let (status, word) = if app.state.serving() {
         (StatusCode::OK, "SERVING")
@@ -342,7 +403,7 @@ async fn not_found(uri: Uri) -> Response {
     failure_response(&Failure {
         status: StatusCode::NOT_FOUND,
         message: format!(
-            "no such route: {} (see /api/v1/probe, /api/v1/line, /api/v1/tables, /healthz, /)",
+            "no such route: {} (see /api/v1/probe, /api/v1/line, /api/v1/tables, /api/v1/solve, /healthz, /)",
             uri.path()
         ),
     })

@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
@@ -24,6 +25,7 @@ use super::Limits;
 use super::convert::{self, ServiceError};
 use super::pb;
 use crate::probe::Tablebase;
+use crate::solve::{self, SolveError, SolveOptions, SolveProgress};
 use crate::{Position, RuleSet};
 
 /// The service's shared state: the tables once open, and the probe budget.
@@ -33,6 +35,11 @@ pub(crate) struct State {
     probes: Arc<Semaphore>,
     stream_window: usize,
     draining: watch::Receiver<bool>,
+    /// `Solve` searches running at once, and their bounds.
+    solves: Arc<Semaphore>,
+    max_solve_plies: u32,
+    max_solve_time: std::time::Duration,
+    solve_hash_mb: usize,
 }
 
 impl State {
@@ -42,6 +49,10 @@ impl State {
             probes: Arc::new(Semaphore::new(limits.max_blocking_probes.max(1))),
             stream_window: limits.stream_window.max(1),
             draining,
+            solves: Arc::new(Semaphore::new(limits.max_solves.max(1))),
+            max_solve_plies: limits.max_solve_plies,
+            max_solve_time: limits.max_solve_time,
+            solve_hash_mb: limits.solve_hash_mb,
         }
     }
 
@@ -59,6 +70,78 @@ impl State {
     /// What health checks answer: serving once the tables are open, until shutdown begins.
     pub(crate) fn serving(&self) -> bool {
         self.tables.get().is_some() && !*self.draining.borrow()
+    }
+
+    /// The options of a search asked for with these bounds (0 plies: the default),
+    /// within the server's limits; `time_cap` bounds the time further.
+    pub(crate) fn solve_options(
+        &self,
+        max_plies: u32,
+        time_limit_seconds: Option<f64>,
+        tree_depth: Option<u32>,
+        time_cap: Option<std::time::Duration>,
+    ) -> Result<SolveOptions, ServiceError> {
+        let invalid = |m: String| ServiceError::Solve(SolveError::InvalidOptions(m));
+        let max_plies = if max_plies == 0 {
+            solve::DEFAULT_MAX_PLIES.min(self.max_solve_plies)
+        } else {
+            max_plies
+        };
+        if max_plies > self.max_solve_plies {
+            return Err(invalid(format!(
+                "a bound of {max_plies} plies is over this server's limit of {}",
+                self.max_solve_plies
+            )));
+        }
+        let mut time = self.max_solve_time;
+        if let Some(cap) = time_cap {
+            time = time.min(cap);
+        }
+        match time_limit_seconds {
+            None => {}
+            Some(t) if t.is_finite() && t > 0.0 => {
+                time = time.min(std::time::Duration::from_secs_f64(t.min(1e7)));
+            }
+            Some(t) => {
+                return Err(invalid(format!(
+                    "the time limit must be a positive number of seconds, not {t}"
+                )));
+            }
+        }
+        let opts = SolveOptions {
+            max_plies,
+            hash_mb: self.solve_hash_mb,
+            threads: 1,
+            time_limit: Some(time),
+            tree_depth: tree_depth.unwrap_or(solve::DEFAULT_TREE_DEPTH).min(8),
+        };
+        solve::check_options(&opts).map_err(ServiceError::Solve)?;
+        Ok(opts)
+    }
+
+    /// Starts a search on a blocking thread of its own if fewer than `max_solves` run;
+    /// RESOURCE_EXHAUSTED otherwise. `stop`, once set, ends it with what is proven.
+    pub(crate) fn start_solve(
+        &self,
+        tables: Arc<Tablebase>,
+        pos: Position,
+        opts: SolveOptions,
+        progress: Box<dyn SolveProgress + Send>,
+        stop: Arc<AtomicBool>,
+    ) -> Result<JoinHandle<Result<solve::Solution, ServiceError>>, ServiceError> {
+        let permit = Arc::clone(&self.solves)
+            .try_acquire_owned()
+            .map_err(|_| ServiceError::Busy)?;
+        Ok(tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            solve::solve(&tables, &pos, &opts, progress.as_ref(), &stop)
+                .map_err(ServiceError::Solve)
+        }))
+    }
+
+    /// Resolves once the server starts draining for shutdown.
+    pub(crate) async fn drained(&self) {
+        drained(&mut self.draining.clone()).await;
     }
 
     /// Runs `work` on the blocking pool once a probe permit is free (the one budget of
@@ -369,8 +452,90 @@ impl Stream for ProbeManyAnswers {
     }
 }
 
+/// Tells a `Solve` call's client of each refuted bound; stops the search once the client
+/// has gone.
+struct SolveUpdates {
+    tx: tokio::sync::mpsc::Sender<Result<pb::SolveUpdate, Status>>,
+    stop: Arc<AtomicBool>,
+    start: std::time::Instant,
+}
+
+impl SolveProgress for SolveUpdates {
+    fn depth_done(&self, plies: u32, nodes: u64, _elapsed: std::time::Duration) {
+        let update = pb::SolveUpdate {
+            update: Some(pb::solve_update::Update::Progress(pb::SolveProgress {
+                plies,
+                nodes,
+                seconds: self.start.elapsed().as_secs_f64(),
+            })),
+        };
+        match self.tx.try_send(Ok(update)) {
+            // a slow reader misses a progress message, not the result
+            Ok(()) | Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
+            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl pb::tablebase_server::Tablebase for TablebaseService {
+    type SolveStream = Pin<Box<dyn Stream<Item = Result<pb::SolveUpdate, Status>> + Send>>;
+
+    /// Runs the search on a blocking thread of its own (one of `max_solves`), sending
+    /// progress and then the answer over a channel; a client that goes away, or the
+    /// server's shutdown, stops it.
+    async fn solve(
+        &self,
+        request: Request<pb::SolveRequest>,
+    ) -> Result<Response<Self::SolveStream>, Status> {
+        let req = request.into_inner();
+        let tables = self.state.tables()?;
+        let pos = position(&tables, &req.fen, &req.rules)?;
+        let opts = self.state.solve_options(
+            req.max_plies,
+            req.time_limit_seconds,
+            req.tree_depth,
+            None,
+        )?;
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let stop = Arc::new(AtomicBool::new(false));
+        let progress = SolveUpdates {
+            tx: tx.clone(),
+            stop: Arc::clone(&stop),
+            start: std::time::Instant::now(),
+        };
+        let search =
+            self.state
+                .start_solve(tables, pos, opts, Box::new(progress), Arc::clone(&stop))?;
+        let state = Arc::clone(&self.state);
+        tokio::spawn(async move {
+            // stop the search when the client goes away or the server drains
+            let watch = async {
+                tokio::select! {
+                    () = tx.closed() => {}
+                    () = state.drained() => {}
+                }
+                stop.store(true, Ordering::Relaxed);
+                std::future::pending::<()>().await;
+            };
+            let answer = tokio::select! {
+                answer = join(search) => answer,
+                () = watch => unreachable!("the watch never ends"),
+            };
+            let update = answer
+                .map(|s| pb::SolveUpdate {
+                    update: Some(pb::solve_update::Update::Result(convert::solve_answer(&s))),
+                })
+                .map_err(Status::from);
+            let _ = tx.send(update).await;
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+
     async fn probe(
         &self,
         request: Request<pb::ProbeRequest>,

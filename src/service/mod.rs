@@ -84,6 +84,15 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// How long shutdown waits for calls in flight before giving up on them.
     pub shutdown_grace: Duration,
+    /// `Solve`: the largest bound on plies a request may ask for.
+    pub max_solve_plies: u32,
+    /// `Solve`: the longest search; a request's own time limit may be shorter.
+    pub max_solve_time: Duration,
+    /// `Solve`: searches at once over the whole server (each one thread); more are
+    /// refused with RESOURCE_EXHAUSTED.
+    pub max_solves: usize,
+    /// `Solve`: the transposition table of each search, in MiB.
+    pub solve_hash_mb: usize,
 }
 
 impl Default for Limits {
@@ -98,6 +107,10 @@ impl Default for Limits {
             stream_window: 32,
             request_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),
+            max_solve_plies: 40,
+            max_solve_time: Duration::from_secs(60),
+            max_solves: cores,
+            solve_hash_mb: 64,
         }
     }
 }

@@ -31,6 +31,7 @@
 //! parallel (rayon) over the shared lockless table, which also gives each first move its
 //! own answer, so all keys come out of the final iteration at no extra cost.
 
+mod json;
 mod search;
 mod tt;
 
