@@ -115,6 +115,21 @@ fn compile(sources: &[&str], out: &Path) {
     assert!(status.success(), "compiling {sources:?} failed");
 }
 
+/// Compiles a C source against the header and the static library.
+fn compile_static(source: &str, out: &Path) {
+    let status = Command::new(cc())
+        .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"])
+        .arg(Path::new(ROOT).join(source))
+        .arg(format!("-I{ROOT}/include"))
+        .arg(lib_dir().join("libshatranj_tb.a"))
+        .args(["-lpthread", "-ldl", "-lm"])
+        .arg("-o")
+        .arg(out)
+        .status()
+        .expect("a C compiler (cc, or $CC)");
+    assert!(status.success(), "compiling {source} statically failed");
+}
+
 fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -314,18 +329,23 @@ fn c_error_paths_return_codes() {
 #[test]
 fn example_builds_and_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let exe = tmp.path().join("probe");
-    compile(&["examples/c/probe.c"], &exe);
-    let out = run(Command::new(&exe)
-        .arg(default_tables())
-        .arg("8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1"));
-    assert!(out.contains("win in 39 plies"), "{out}");
-    assert!(out.contains("b3b4"), "{out}");
-    let fail = Command::new(&exe)
-        .arg(default_tables())
-        .arg("8/8/8/3Kk3/8/8/8/8 w - - 0 1")
-        .output()
-        .unwrap();
-    assert_eq!(fail.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&fail.stderr).contains("adjacent"));
+    let shared = tmp.path().join("probe");
+    compile(&["examples/c/probe.c"], &shared);
+    let fixed = tmp.path().join("probe-static");
+    compile_static("examples/c/probe.c", &fixed);
+    for exe in [shared, fixed] {
+        let out = run(Command::new(&exe)
+            .arg(default_tables())
+            .arg("8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1"));
+        assert!(out.contains("side to move: win in 39 plies"), "{out}");
+        assert!(out.contains("b3b4   win in 39 plies"), "{out}");
+        assert_eq!(out.lines().count(), 10, "{out}");
+        let fail = Command::new(&exe)
+            .arg(default_tables())
+            .arg("8/8/8/3Kk3/8/8/8/8 w - - 0 1")
+            .output()
+            .unwrap();
+        assert_eq!(fail.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&fail.stderr).contains("adjacent"));
+    }
 }
