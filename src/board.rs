@@ -25,6 +25,27 @@ impl Board {
         }
     }
 
+    /// The board of one bitboard per colour and one per role (in the order of
+    /// [`Role::ALL`]), or `None` if they do not describe one piece a square: the colours
+    /// overlap, the roles overlap, or the squares of the colours are not those of the
+    /// roles.
+    #[inline]
+    #[must_use]
+    pub fn from_bitboards(colors: [Bitboard; 2], roles: [Bitboard; 6]) -> Option<Board> {
+        let occupied = colors[0].0 | colors[1].0;
+        let mut union = 0u64;
+        let mut overlap = colors[0].0 & colors[1].0;
+        for r in roles {
+            overlap |= union & r.0;
+            union |= r.0;
+        }
+        (overlap == 0 && union == occupied).then_some(Board {
+            colors,
+            roles,
+            occupied: Bitboard(occupied),
+        })
+    }
+
     #[inline]
     #[must_use]
     pub fn occupied(&self) -> Bitboard {

@@ -22,6 +22,7 @@ pub mod bitboard;
 pub mod board;
 pub mod color;
 pub mod fen;
+pub mod ffi;
 pub mod format;
 pub mod generate;
 mod http;

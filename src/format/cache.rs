@@ -129,7 +129,12 @@ impl BlockCache {
         let mut shard = self.shard(block);
         let i = shard.slot((block / self.n_shards) as usize)?;
         let slot = shard.slots.get_mut(i)?;
-        slot.referenced = true;
+        // Written only when it changes: then a warm hit leaves the slot's cache line
+        // shared between the cores instead of pulling it to this one, which helps
+        // threads probing at once (the shard's lock word still moves).
+        if !slot.referenced {
+            slot.referenced = true;
+        }
         Some(f(&slot.data))
     }
 

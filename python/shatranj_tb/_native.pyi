@@ -1,0 +1,48 @@
+"""Type stubs of the native module (src/lib.rs of the binding crate)."""
+
+import os
+from typing import List, Literal, Optional, TypedDict, Union
+
+WIN: Literal[1]
+DRAW: Literal[0]
+LOSS: Literal[-1]
+DEFAULT_RULES: str
+
+WdlName = Literal["win", "draw", "loss"]
+EndName = Literal["checkmate", "stalemate", "bare-king"]
+
+class MoveValue(TypedDict):
+    uci: str
+    wdl: WdlName
+    dtm: Optional[int]
+
+class ProbeDict(TypedDict):
+    fen: str
+    material: str
+    rules: str
+    wdl: WdlName
+    dtm: Optional[int]
+    end: Optional[EndName]
+    best_move: Optional[str]
+    moves: List[MoveValue]
+
+class LineStep(TypedDict):
+    uci: str
+    fen: str
+    wdl: WdlName
+    dtm: Optional[int]
+    end: Optional[EndName]
+
+class Tablebase:
+    """A tables directory for one rule set (None: bare-king=counter,stalemate=loss)."""
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], rules: Optional[str] = None) -> None: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def rules(self) -> str: ...
+    def materials(self) -> List[str]: ...
+    def wdl(self, fen: str) -> Literal[1, 0, -1]: ...
+    def dtm(self, fen: str) -> Optional[int]: ...
+    def probe(self, fen: str) -> ProbeDict: ...
+    def line(self, fen: str) -> List[LineStep]: ...

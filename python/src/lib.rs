@@ -1,0 +1,202 @@
+//! The Python module `shatranj_tb` (its native part, `shatranj_tb._native`): a
+//! [`Tablebase`] over a directory of table files, answering for FENs.
+//!
+//! Every probe releases the GIL, so Python threads probe in parallel. Errors become
+//! Python exceptions: `ValueError` for a bad FEN or an illegal position (or rule set),
+//! `LookupError` for a missing table, `OSError` for a damaged or unreadable file.
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyFileNotFoundError, PyLookupError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use shatranj_tb::probe::{LineStep, ProbeError, ProbeResult, Tablebase as Tables};
+use shatranj_tb::{FenError, Position, RuleSet, Value, Wdl};
+
+/// Why a call failed, before it becomes a Python exception (built without the GIL).
+enum Error {
+    Fen(FenError),
+    Probe(ProbeError),
+}
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        match e {
+            Error::Fen(e) => PyValueError::new_err(e.to_string()),
+            Error::Probe(e @ (ProbeError::MissingTable { .. } | ProbeError::TooManyMen { .. })) => {
+                PyLookupError::new_err(e.to_string())
+            }
+            Error::Probe(e @ (ProbeError::Corrupt { .. } | ProbeError::Io { .. })) => {
+                PyOSError::new_err(e.to_string())
+            }
+        }
+    }
+}
+
+fn parse(fen: &str) -> Result<Position, Error> {
+    Position::from_fen(fen).map_err(Error::Fen)
+}
+
+fn wdl_int(w: Wdl) -> i8 {
+    match w {
+        Wdl::Win => 1,
+        Wdl::Draw => 0,
+        Wdl::Loss => -1,
+    }
+}
+
+/// A tables directory for one rule set.
+///
+/// `Tablebase(path, rules=None)`: `path` is the directory of table files, `rules` a rule
+/// set such as `"bare-king=counter,stalemate=loss"` (None for that default). Only the
+/// directory is listed here; each table file is opened and checked on first use. Safe to
+/// share between threads.
+#[pyclass(module = "shatranj_tb", frozen)]
+struct Tablebase {
+    tb: Tables,
+}
+
+#[pymethods]
+impl Tablebase {
+    #[new]
+    #[pyo3(signature = (path, rules = None))]
+    fn new(path: PathBuf, rules: Option<&str>) -> PyResult<Tablebase> {
+        let rules = match rules {
+            None => RuleSet::default(),
+            Some(r) => r
+                .parse::<RuleSet>()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+        };
+        if !path.is_dir() {
+            return Err(PyFileNotFoundError::new_err(format!(
+                "tables directory {} does not exist or is not a directory",
+                path.display()
+            )));
+        }
+        let tb = Tables::open(&path, rules).map_err(Error::Probe)?;
+        Ok(Tablebase { tb })
+    }
+
+    /// The tables directory.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.tb.dir().to_path_buf()
+    }
+
+    /// The rule set, as `"bare-king=counter,stalemate=loss"`.
+    #[getter]
+    fn rules(&self) -> &'static str {
+        self.tb.rules().name()
+    }
+
+    /// The tables here (stored form, e.g. `"KRvKQ"`), smaller ones first.
+    fn materials(&self) -> Vec<String> {
+        self.tb
+            .materials()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// Win (1), draw (0) or loss (-1) for the side to move. The fast path: reads the small
+    /// WDL files only (and the smaller tables for captures).
+    fn wdl(&self, py: Python<'_>, fen: &str) -> PyResult<i8> {
+        let tb = &self.tb;
+        let w = py.detach(|| {
+            let pos = parse(fen)?;
+            tb.wdl(&pos).map_err(Error::Probe)
+        })?;
+        Ok(wdl_int(w))
+    }
+
+    /// Plies to the end of the game under perfect play (the winner hurrying, the loser
+    /// delaying), 0 if it has ended, None for a draw.
+    fn dtm(&self, py: Python<'_>, fen: &str) -> PyResult<Option<u32>> {
+        let tb = &self.tb;
+        let v = py.detach(|| {
+            let pos = parse(fen)?;
+            tb.value(&pos).map_err(Error::Probe)
+        })?;
+        Ok(v.dtm())
+    }
+
+    /// The value and every legal move with its value, best first: a dict with the fields
+    /// of `shatranj-tb probe --json` (fen, material, rules, wdl, dtm, end, best_move,
+    /// moves[{uci, wdl, dtm}]).
+    fn probe<'py>(&self, py: Python<'py>, fen: &str) -> PyResult<Bound<'py, PyDict>> {
+        let tb = &self.tb;
+        let r = py.detach(|| {
+            let pos = parse(fen)?;
+            tb.probe(&pos).map_err(Error::Probe)
+        })?;
+        let d = position_dict(py, &r)?;
+        d.set_item("best_move", r.best_move().map(|m| m.uci.as_str()))?;
+        let moves = PyList::empty(py);
+        for m in &r.moves {
+            let item = PyDict::new(py);
+            item.set_item("uci", &m.uci)?;
+            item.set_item("wdl", m.value.wdl().as_str())?;
+            item.set_item("dtm", m.value.dtm())?;
+            moves.append(item)?;
+        }
+        d.set_item("moves", moves)?;
+        Ok(d)
+    }
+
+    /// An optimal line to the end of the game (the winner hurrying, the loser delaying):
+    /// a list of {uci, fen, wdl, dtm, end}, each the position after the move from its
+    /// side to move's view; empty for a draw or a finished game.
+    fn line<'py>(&self, py: Python<'py>, fen: &str) -> PyResult<Bound<'py, PyList>> {
+        let tb = &self.tb;
+        let steps: Vec<LineStep> = py.detach(|| {
+            let pos = parse(fen)?;
+            tb.line(&pos).map_err(Error::Probe)
+        })?;
+        let out = PyList::empty(py);
+        for s in &steps {
+            let item = PyDict::new(py);
+            item.set_item("uci", &s.uci)?;
+            item.set_item("fen", &s.fen)?;
+            item.set_item("wdl", s.value.wdl().as_str())?;
+            item.set_item("dtm", s.value.dtm())?;
+            item.set_item("end", s.end.map(|e| e.as_str()))?;
+            out.append(item)?;
+        }
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Tablebase({:?}, rules={:?})",
+            self.tb.dir().display().to_string(),
+            self.tb.rules().name()
+        )
+    }
+}
+
+/// fen, material, rules, wdl, dtm, end: the fields every answer about a position has.
+fn position_dict<'py>(py: Python<'py>, r: &ProbeResult) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("fen", &r.fen)?;
+    d.set_item("material", r.material.to_string())?;
+    d.set_item("rules", r.rules.name())?;
+    d.set_item("wdl", r.wdl().as_str())?;
+    d.set_item("dtm", dtm(r.value))?;
+    d.set_item("end", r.end.map(|e| e.as_str()))?;
+    Ok(d)
+}
+
+fn dtm(v: Value) -> Option<u32> {
+    v.dtm()
+}
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Tablebase>()?;
+    m.add("WIN", 1)?;
+    m.add("DRAW", 0)?;
+    m.add("LOSS", -1)?;
+    m.add("DEFAULT_RULES", RuleSet::default().name())?;
+    Ok(())
+}

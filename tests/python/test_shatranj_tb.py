@@ -1,0 +1,228 @@
+"""The Python module shatranj_tb, installed with `pip install .` (tests/python/run.sh).
+
+Needs SHATRANJ_TB_TEST_TABLES (the 4-man tables the Rust tests generate) and
+SHATRANJ_TB_BIN (the shatranj-tb binary, whose `probe --json` the dicts must equal);
+pyffish 0.0.90 (Fairy-Stockfish) is the oracle for the legal moves.
+"""
+
+import ast
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import shatranj_tb
+from shatranj_tb import Tablebase
+
+TABLES = Path(os.environ["SHATRANJ_TB_TEST_TABLES"])
+BIN = os.environ.get("SHATRANJ_TB_BIN")
+DIAMOND = "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1"  # al-Suli's Diamond: White wins in 39 plies
+
+
+@pytest.fixture(scope="module")
+def tb():
+    return Tablebase(TABLES)
+
+
+def random_fens(tb, rng, n, white_roles="QBNRP", black_roles="QBNRP", pieces=(1, 1)):
+    """n random legal positions (the module says which are legal), each side a shah and
+    pieces[0] white and pieces[1] black men."""
+    out = []
+    while len(out) < n:
+        board = [["" for _ in range(8)] for _ in range(8)]
+        men = ["K", "k"]
+        men += [rng.choice(white_roles) for _ in range(pieces[0])]
+        men += [rng.choice(black_roles).lower() for _ in range(pieces[1])]
+        for man in men:
+            while True:
+                r, f = rng.randrange(8), rng.randrange(8)
+                if not board[r][f]:
+                    board[r][f] = man
+                    break
+        rows = []
+        for r in range(7, -1, -1):
+            row, empty = "", 0
+            for f in range(8):
+                if board[r][f]:
+                    row += (str(empty) if empty else "") + board[r][f]
+                    empty = 0
+                else:
+                    empty += 1
+            rows.append(row + (str(empty) if empty else ""))
+        fen = "/".join(rows) + " " + rng.choice("wb") + " - - 0 1"
+        try:
+            tb.wdl(fen)
+        except ValueError:
+            continue  # illegal placement
+        out.append(fen)
+    return out
+
+
+def test_diamond(tb):
+    r = tb.probe(DIAMOND)
+    assert list(r) == ["fen", "material", "rules", "wdl", "dtm", "end", "best_move", "moves"]
+    assert r["fen"] == DIAMOND
+    assert r["material"] == "KQvKQ"
+    assert r["rules"] == "bare-king=counter,stalemate=loss" == shatranj_tb.DEFAULT_RULES
+    assert (r["wdl"], r["dtm"], r["end"]) == ("win", 39, None)
+    assert r["best_move"] == r["moves"][0]["uci"]
+    assert r["moves"][0] == {"uci": r["best_move"], "wdl": "win", "dtm": 39}
+    assert len(r["moves"]) == 9
+    assert tb.wdl(DIAMOND) == shatranj_tb.WIN == 1
+    assert tb.dtm(DIAMOND) == 39
+    line = tb.line(DIAMOND)
+    assert len(line) == 39
+    assert [s["dtm"] for s in line] == list(range(38, -1, -1))
+    assert line[0]["uci"] == r["best_move"]
+    assert line[-1]["end"] in ("checkmate", "stalemate", "bare-king")
+    assert tb.line(line[-1]["fen"]) == []
+
+
+def test_values_of_finished_games_and_draws(tb):
+    # bare shah to move that cannot take the rook: lost, DTM 0, no moves
+    r = tb.probe("8/8/8/4k3/8/8/7R/K7 b - - 0 1")
+    assert (r["wdl"], r["dtm"], r["end"], r["best_move"], r["moves"]) == ("loss", 0, "bare-king", None, [])
+    assert tb.wdl("8/8/8/4k3/8/8/7R/K7 b - - 0 1") == shatranj_tb.LOSS
+    # shah against shah: a draw, DTM None
+    assert tb.wdl("8/8/8/4k3/8/8/8/K7 w - - 0 1") == shatranj_tb.DRAW
+    assert tb.dtm("8/8/8/4k3/8/8/8/K7 w - - 0 1") is None
+    assert tb.line("8/8/8/4k3/8/8/8/K7 w - - 0 1") == []
+
+
+@pytest.mark.skipif(not BIN, reason="SHATRANJ_TB_BIN not set")
+def test_probe_equals_the_cli_json(tb):
+    rng = random.Random(5)
+    fens = random_fens(tb, rng, 15) + random_fens(tb, rng, 5, pieces=(2, 0)) + [DIAMOND]
+    for fen in fens:
+        cli = subprocess.run(
+            [BIN, "probe", fen, "--json", "--tables", str(TABLES)],
+            check=True, capture_output=True, text=True,
+        )
+        assert tb.probe(fen) == json.loads(cli.stdout), fen
+
+
+def test_wdl_and_dtm_agree_with_probe(tb):
+    rng = random.Random(7)
+    names = {"win": 1, "draw": 0, "loss": -1}
+    seen = set()
+    for fen in random_fens(tb, rng, 400) + random_fens(tb, rng, 100, pieces=(2, 0)):
+        r = tb.probe(fen)
+        assert tb.wdl(fen) == names[r["wdl"]], fen
+        assert tb.dtm(fen) == r["dtm"], fen
+        seen.add(r["wdl"])
+        if r["moves"]:
+            best = r["moves"][0]
+            assert (best["wdl"], best["dtm"]) == (r["wdl"], r["dtm"]), fen
+    assert seen == {"win", "draw", "loss"}
+
+
+def test_moves_are_pyffish_legal_moves(tb):
+    pyffish = pytest.importorskip("pyffish")
+    assert pyffish.version() == (0, 0, 90)
+    rng = random.Random(11)
+    # No bare side: Fairy-Stockfish ends a bare-king game one ply later than our rules
+    # (and lists moves in K v K), so those positions do not compare.
+    fens = random_fens(tb, rng, 250) + random_fens(tb, rng, 50, white_roles="P", black_roles="QBNRP")
+    compared = 0
+    for fen in fens:
+        ours = sorted(m["uci"] for m in tb.probe(fen)["moves"])
+        theirs = sorted(pyffish.legal_moves("shatranj", fen, []))
+        assert ours == theirs, fen
+        compared += len(ours)
+    assert compared > 2000
+
+
+def test_errors(tb, tmp_path):
+    with pytest.raises(ValueError, match="invalid FEN"):
+        tb.probe("not a fen")
+    with pytest.raises(ValueError, match="adjacent"):
+        tb.wdl("8/8/8/3Kk3/8/8/8/8 w - - 0 1")
+    with pytest.raises(ValueError, match="side not to move is in check"):
+        tb.dtm("8/8/8/4k3/8/8/8/K3R3 w - - 0 1")
+    with pytest.raises(LookupError, match="generate KRQvKQ"):
+        tb.probe("8/8/8/3k4/8/1KQ5/8/q6R w - - 0 1")
+    with pytest.raises(LookupError, match="at most 5"):
+        tb.wdl("8/8/8/3k4/8/1KQ5/8/qrR4R w - - 0 1")
+    with pytest.raises(FileNotFoundError):
+        Tablebase(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="never"):
+        Tablebase(TABLES, rules="bare-king=never")
+    other = Tablebase(TABLES, rules="bare-king=immediate,stalemate=draw")
+    assert other.rules == "bare-king=immediate,stalemate=draw"
+    with pytest.raises(LookupError, match="--rules bare-king=immediate,stalemate=draw"):
+        other.probe(DIAMOND)
+    # a damaged file: an OSError naming it, every time it is asked
+    for ext in ("tbw", "tbd"):
+        name = f"KQvKQ.counter-loss.{ext}"
+        data = (TABLES / name).read_bytes()
+        (tmp_path / name).write_bytes(data[: len(data) // 2])
+    damaged = Tablebase(tmp_path)
+    assert damaged.materials() == ["KQvKQ"]
+    for _ in range(2):
+        with pytest.raises(OSError, match="KQvKQ.counter-loss.tbd"):
+            damaged.probe(DIAMOND)
+        with pytest.raises(OSError, match="KQvKQ.counter-loss.tbw"):
+            damaged.wdl(DIAMOND)
+
+
+def test_threads_share_a_tablebase(tb):
+    rng = random.Random(3)
+    fens = random_fens(tb, rng, 300)
+    fresh = Tablebase(TABLES)  # files opened by racing threads
+    serial = [(tb.wdl(f), tb.dtm(f)) for f in fens]
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(lambda f: (fresh.wdl(f), fresh.dtm(f)), fens * 4))
+    assert parallel == serial * 4
+
+
+def test_gil_is_released_while_probing(tb):
+    # With a switch interval of minutes, a thread waiting for the GIL gets it only when
+    # the holder lets it go: the counter below ticks during the probes only if each
+    # probe releases the GIL.
+    rng = random.Random(4)
+    fens = random_fens(tb, rng, 200)
+    stop = threading.Event()
+    ticks = [0]
+
+    def count():
+        while not stop.is_set():
+            time.sleep(1e-5)  # releases the GIL; taking it back needs the prober's release
+            ticks[0] += 1
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    t = threading.Thread(target=count)
+    try:
+        t.start()
+        before = ticks[0]
+        deadline = time.perf_counter() + 0.3
+        while time.perf_counter() < deadline:
+            for f in fens:
+                tb.probe(f)
+        during = ticks[0] - before
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(old)
+    assert during > 20, during
+
+
+def test_stubs_match_the_module():
+    pkg = Path(shatranj_tb.__file__).parent
+    assert (pkg / "py.typed").exists()
+    stub = ast.parse((pkg / "_native.pyi").read_text())
+    cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Tablebase")
+    stubbed = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)} - {"__init__"}
+    public = {n for n in dir(Tablebase) if not n.startswith("_")}
+    assert stubbed == public
+    consts = {t.target.id for t in stub.body if isinstance(t, ast.AnnAssign)}
+    assert consts == {"WIN", "DRAW", "LOSS", "DEFAULT_RULES"}
+    assert repr(Tablebase(TABLES)).startswith("Tablebase(")
