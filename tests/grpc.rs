@@ -817,3 +817,143 @@ async fn probe_many_keeps_request_order_across_cold_and_warm_batches() {
     assert_eq!(codes, expected.into_iter().collect());
     server.shutdown().await.unwrap();
 }
+
+/// Dilaram's mate, 11 men: above every table.
+const DILARAM: &str = "1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1";
+
+fn solve_req(fen: &str, max_plies: u32) -> pb::SolveRequest {
+    pb::SolveRequest {
+        fen: fen.to_string(),
+        max_plies,
+        ..Default::default()
+    }
+}
+
+/// The stream's progress messages and its one answer.
+async fn solve_stream(
+    client: &mut TablebaseClient<Channel>,
+    request: pb::SolveRequest,
+) -> Result<(Vec<pb::SolveProgress>, pb::SolveAnswer), tonic::Status> {
+    let mut stream = client.solve(request).await?.into_inner();
+    let mut progress = Vec::new();
+    let mut answer = None;
+    while let Some(update) = stream.next().await {
+        match update?.update {
+            Some(pb::solve_update::Update::Progress(p)) => {
+                assert!(answer.is_none(), "progress after the answer");
+                progress.push(p);
+            }
+            Some(pb::solve_update::Update::Result(a)) => answer = Some(a),
+            None => panic!("an empty update"),
+        }
+    }
+    Ok((progress, answer.expect("an answer ends the stream")))
+}
+
+#[tokio::test]
+async fn solve_streams_progress_then_the_proof() {
+    let server = start_on_tables(default_tables().await).await;
+    let mut client = server.client();
+    let (progress, a) = solve_stream(&mut client, solve_req(DILARAM, 11))
+        .await
+        .unwrap();
+    assert_eq!(a.result(), pb::SolveResult::Win);
+    assert_eq!((a.plies, a.end()), (Some(11), pb::EndReason::Checkmate));
+    assert_eq!(a.keys.len(), 1);
+    assert_eq!((a.keys[0].uci.as_str(), a.keys[0].plies), ("h4h8", 11));
+    assert_eq!(a.line.len(), 11);
+    assert_eq!(a.proved, "White wins in 11 plies by shah mat");
+    let tree = a.tree.expect("a tree");
+    assert_eq!(tree.moves[0].uci, "h4h8");
+    // every bound below 11 was refuted, in order, and reported
+    let plies: Vec<u32> = progress.iter().map(|p| p.plies).collect();
+    assert_eq!(plies, (1..=10).collect::<Vec<_>>());
+    // within 9 plies: no win, and nothing more claimed
+    let (_, a) = solve_stream(&mut client, solve_req(DILARAM, 9))
+        .await
+        .unwrap();
+    assert_eq!(a.result(), pb::SolveResult::Unknown);
+    assert_eq!((a.plies, a.no_win_within), (None, Some(9)));
+    assert!(a.keys.is_empty() && a.line.is_empty());
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn solve_errors_and_limits() {
+    let server = start_on_tables(default_tables().await).await;
+    let mut client = server.client();
+    let code = |r: Result<(Vec<pb::SolveProgress>, pb::SolveAnswer), tonic::Status>| {
+        r.map(|_| ()).unwrap_err().code()
+    };
+    assert_eq!(
+        code(solve_stream(&mut client, solve_req("not a fen", 5)).await),
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        code(solve_stream(&mut client, solve_req(ILLEGAL, 5)).await),
+        Code::InvalidArgument
+    );
+    // over the server's bound on plies
+    assert_eq!(
+        code(solve_stream(&mut client, solve_req(DILARAM, 41)).await),
+        Code::InvalidArgument
+    );
+    let bad_time = pb::SolveRequest {
+        time_limit_seconds: Some(-1.0),
+        ..solve_req(DILARAM, 11)
+    };
+    assert_eq!(
+        code(solve_stream(&mut client, bad_time).await),
+        Code::InvalidArgument
+    );
+    // a time limit ends the search with what is proven
+    let short = pb::SolveRequest {
+        time_limit_seconds: Some(0.05),
+        ..solve_req("rnb1kbnr/p2ppppp/1pp5/4NN2/2Q5/2K1B3/8/8 w - - 0 1", 15)
+    };
+    let (_, a) = solve_stream(&mut client, short).await.unwrap();
+    assert_eq!(a.result(), pb::SolveResult::Unknown);
+    assert!(a.stopped);
+    assert!(a.proved.contains("time limit"), "{}", a.proved);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn solve_beyond_max_solves_is_resource_exhausted() {
+    let tables = Arc::new(Tablebase::open(default_tables().await, RuleSet::default()).unwrap());
+    let limits = Limits {
+        max_solves: 1,
+        ..test_limits()
+    };
+    let server = start_with(limits, async move { Ok(tables) }).await;
+    let mut client = server.client();
+    // a long search holds the one permit ...
+    let long = pb::SolveRequest {
+        time_limit_seconds: Some(20.0),
+        ..solve_req("rnb1kbnr/p2ppppp/1pp5/4NN2/2Q5/2K1B3/8/8 w - - 0 1", 15)
+    };
+    let mut first = client.solve(long).await.unwrap().into_inner();
+    // ... so a second is refused at once
+    let second = client.solve(solve_req(DILARAM, 11)).await;
+    assert_eq!(
+        second.map(|_| ()).unwrap_err().code(),
+        Code::ResourceExhausted
+    );
+    // closing the first call stops its search and frees the permit
+    drop(first.message().await);
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match solve_stream(&mut client, solve_req(DILARAM, 3)).await {
+            Ok((_, a)) => {
+                assert_eq!(a.result(), pb::SolveResult::Unknown);
+                break;
+            }
+            Err(s) if s.code() == Code::ResourceExhausted && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(s) => panic!("{s:?}"),
+        }
+    }
+    server.shutdown().await.unwrap();
+}

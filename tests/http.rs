@@ -622,3 +622,36 @@ async fn the_page_and_its_assets_are_served_from_the_binary() {
     }
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn solve_proves_dilaram_and_refuses_bad_bounds() {
+    let server = start_on(default_tables().await).await;
+    let dilaram = format!("fen={}", query("1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1"));
+    let a = server
+        .get(&format!("/api/v1/solve?{dilaram}&plies=11&tree_depth=1"))
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let j = a.json();
+    assert_eq!(j["result"], "win");
+    assert_eq!(j["plies"], 11);
+    assert_eq!(j["end"], "checkmate");
+    assert_eq!(j["keys"], serde_json::json!([{"uci": "h4h8", "plies": 11}]));
+    assert_eq!(j["line"].as_array().unwrap().len(), 11);
+    assert_eq!(j["tree"]["moves"][0]["uci"], "h4h8");
+    let a = server
+        .get(&format!("/api/v1/solve?{dilaram}&plies=9"))
+        .await;
+    let j = a.json();
+    assert_eq!(
+        (j["result"].as_str(), j["no_win_within"].as_u64()),
+        (Some("unknown"), Some(9))
+    );
+    for bad in ["plies=0", "plies=1000", "plies=x", "time=-2"] {
+        let a = server.get(&format!("/api/v1/solve?{dilaram}&{bad}")).await;
+        assert_eq!(a.status, 400, "{bad}: {a:?}");
+        assert!(a.json()["error"].is_string());
+    }
+    let a = server.get("/api/v1/solve?fen=8/8/8/8/8/8/8/8_w").await;
+    assert_eq!(a.status, 400);
+    server.shutdown().await.unwrap();
+}

@@ -7,7 +7,8 @@
 
 ``wdl()`` gives 1 (win), 0 (draw) or -1 (loss) for the side to move; ``dtm()`` the
 plies to the end of the game (None for a draw); ``probe()`` a dict with the fields of
-``shatranj-tb probe --json``; ``line()`` an optimal line to the end. Every probe
+``shatranj-tb probe --json``; ``line()`` an optimal line to the end; ``solve()`` the
+problem solver (any number of men, the fields of ``shatranj-tb solve --json``). Every probe
 releases the GIL. Errors: ValueError (bad FEN, illegal position, unknown rule set),
 LookupError (missing table), OSError (damaged or unreadable table file).
 """

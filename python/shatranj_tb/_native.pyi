@@ -1,7 +1,7 @@
 """Type stubs of the native module (src/lib.rs of the binding crate)."""
 
 import os
-from typing import List, Literal, Optional, TypedDict, Union
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
 WIN: Literal[1]
 DRAW: Literal[0]
@@ -46,3 +46,12 @@ class Tablebase:
     def dtm(self, fen: str) -> Optional[int]: ...
     def probe(self, fen: str) -> ProbeDict: ...
     def line(self, fen: str) -> List[LineStep]: ...
+    def solve(
+        self,
+        fen: str,
+        plies: int = 30,
+        time: Optional[float] = None,
+        hash_mb: int = 64,
+        threads: int = 0,
+        tree_depth: int = 5,
+    ) -> Dict[str, Any]: ...

@@ -6,17 +6,21 @@
 //! `LookupError` for a missing table, `OSError` for a damaged or unreadable file.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 use pyo3::exceptions::{PyFileNotFoundError, PyLookupError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use shatranj_tb::probe::{LineStep, ProbeError, ProbeResult, Tablebase as Tables};
+use shatranj_tb::solve;
 use shatranj_tb::{FenError, Position, RuleSet, Value, Wdl};
 
 /// Why a call failed, before it becomes a Python exception (built without the GIL).
 enum Error {
     Fen(FenError),
     Probe(ProbeError),
+    /// The solver's options are out of range, or its table cannot be had.
+    Solve(String),
 }
 
 impl From<Error> for PyErr {
@@ -29,6 +33,7 @@ impl From<Error> for PyErr {
             Error::Probe(e @ (ProbeError::Corrupt { .. } | ProbeError::Io { .. })) => {
                 PyOSError::new_err(e.to_string())
             }
+            Error::Solve(message) => PyValueError::new_err(message),
         }
     }
 }
@@ -163,6 +168,54 @@ impl Tablebase {
             out.append(item)?;
         }
         Ok(out)
+    }
+
+    /// Proves the shortest forced win (or the longest defence) of the side to move
+    /// within `plies`, searching above the tables (any number of men): a dict with the
+    /// fields of `shatranj-tb solve --json` (result, plies, end, keys, line, tree, proved,
+    /// nodes, ...). `time` stops the search after so many seconds with what is proven.
+    #[pyo3(signature = (fen, plies = 30, time = None, hash_mb = 64, threads = 0, tree_depth = 5))]
+    #[allow(clippy::too_many_arguments)]
+    fn solve<'py>(
+        &self,
+        py: Python<'py>,
+        fen: &str,
+        plies: u32,
+        time: Option<f64>,
+        hash_mb: usize,
+        threads: usize,
+        tree_depth: u32,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let tb = &self.tb;
+        let json: String = py.detach(|| {
+            let pos = parse(fen)?;
+            let time_limit = match time {
+                None => None,
+                Some(t) if t.is_finite() && t > 0.0 => {
+                    Some(std::time::Duration::from_secs_f64(t.min(1e7)))
+                }
+                Some(t) => {
+                    return Err(Error::Solve(format!(
+                        "time must be a positive number of seconds, not {t}"
+                    )));
+                }
+            };
+            let opts = solve::SolveOptions {
+                max_plies: plies,
+                hash_mb,
+                threads,
+                time_limit,
+                tree_depth,
+            };
+            let stop = AtomicBool::new(false);
+            let s =
+                solve::solve(tb, &pos, &opts, &solve::NoProgress, &stop).map_err(|e| match e {
+                    solve::SolveError::Probe(e) => Error::Probe(e),
+                    other => Error::Solve(other.to_string()),
+                })?;
+            Ok(s.to_json().to_string())
+        })?;
+        py.import("json")?.call_method1("loads", (json,))
     }
 
     fn __repr__(&self) -> String {

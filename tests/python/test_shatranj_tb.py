@@ -226,3 +226,36 @@ def test_stubs_match_the_module():
     consts = {t.target.id for t in stub.body if isinstance(t, ast.AnnAssign)}
     assert consts == {"WIN", "DRAW", "LOSS", "DEFAULT_RULES"}
     assert repr(Tablebase(TABLES)).startswith("Tablebase(")
+
+
+def test_solve_dilaram_and_its_bound(tb):
+    # Dilaram's mate: 11 men, above the tables; White wins in 11 plies, key Rh8+ only
+    fen = "1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1"
+    s = tb.solve(fen, plies=11, tree_depth=2)
+    assert (s["result"], s["plies"], s["end"]) == ("win", 11, "checkmate")
+    assert s["keys"] == [{"uci": "h4h8", "plies": 11}]
+    assert len(s["line"]) == 11 and s["line"][0] == "h4h8"
+    assert s["tree"]["moves"][0]["uci"] == "h4h8"
+    short = tb.solve(fen, plies=9)
+    assert (short["result"], short["plies"], short["no_win_within"]) == ("unknown", None, 9)
+    assert short["proved"] == "no forced win within 9 plies"
+
+
+def test_solve_agrees_with_a_table(tb):
+    # a position the tables cover is answered from them, as probe answers it
+    fen = "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1"
+    s = tb.solve(fen, plies=40, tree_depth=0)
+    p = tb.probe(fen)
+    assert (s["result"], s["plies"], s["from_table"]) == (p["wdl"], p["dtm"], True)
+    assert [k["uci"] for k in s["keys"]] == sorted(
+        m["uci"] for m in p["moves"] if (m["wdl"], m["dtm"]) == (p["wdl"], p["dtm"])
+    )
+
+
+def test_solve_errors(tb):
+    with pytest.raises(ValueError):
+        tb.solve("not a fen")
+    with pytest.raises(ValueError):
+        tb.solve("1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1", plies=0)
+    with pytest.raises(ValueError):
+        tb.solve("1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1", hash_mb=0)
