@@ -89,3 +89,54 @@ fn help_shows_the_piece_legend() {
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).starts_with("shatranj-tb "));
 }
+
+/// Abu Na'im's mansuba (Murray No. 53): White mates in 3 with Nh5+ only.
+const ABU_NAIM: &str = "6K1/3r3r/5kn1/5p2/5P2/6N1/8/4R1R1 w - - 0 1";
+
+#[test]
+fn solve_proves_a_mansuba_in_words_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().to_str().unwrap();
+    let o = run(&["solve", ABU_NAIM, "--plies", "7", "--tables", tables]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("White wins in 5 plies by shah mat"), "{out}");
+    assert!(out.contains("Key (unique): g3h5 (5 plies)"), "{out}");
+    let o = run(&["solve", ABU_NAIM, "--plies", "7", "--tables", tables, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["result"], "win");
+    assert_eq!(j["plies"], 5);
+    assert_eq!(j["end"], "checkmate");
+    assert_eq!(j["keys"], serde_json::json!([{"uci": "g3h5", "plies": 5}]));
+    assert_eq!(
+        j["line"],
+        serde_json::json!(["g3h5", "h7h5", "g1g6", "f6g6", "e1e6"])
+    );
+    for field in ["tree", "nodes", "table_hits", "seconds", "rules", "fen"] {
+        assert!(!j[field].is_null(), "{field}");
+    }
+    // within 3 plies there is no win, and nothing more is claimed
+    let o = run(&["solve", ABU_NAIM, "--plies", "3", "--tables", tables, "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((j["result"].as_str(), j["plies"].is_null()), (Some("unknown"), true));
+    assert_eq!(j["proved"], "no forced win within 3 plies");
+}
+
+#[test]
+fn solve_refuses_bad_input_as_a_user_error() {
+    for (args, says) in [
+        (vec!["solve", "not a fen"], "FEN"),
+        (vec!["solve", "8/8/8/4k3/8/8/4R3/K7 w - - 0 1"], "illegal position"),
+        (vec!["solve", ABU_NAIM, "--plies", "0"], "plies"),
+        (vec!["solve", ABU_NAIM, "--plies", "999"], "plies"),
+        (vec!["solve", ABU_NAIM, "--hash", "0"], "hash"),
+        (vec!["solve", ABU_NAIM, "--hash", "99999999"], "hash"),
+        (vec!["solve", ABU_NAIM, "--time", "-3"], "--time"),
+        (vec!["solve", ABU_NAIM, "--threads", "100000"], "threads"),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -196,6 +196,31 @@ def test_al_suli_diamond(server, stubs):
     assert answer.best_move == answer.moves[0].uci
 
 
+def test_solve_streams_progress_then_the_proof(server, stubs):
+    # Abu Na'im's mansuba (Murray No. 53): White mates in 3 (5 plies) with Nh5+ only;
+    # 10 men, so the answer comes from the search, with or without tables
+    pb2, pb2_grpc = stubs
+    client = pb2_grpc.TablebaseStub(server.channel)
+    request = pb2.SolveRequest(fen="6K1/3r3r/5kn1/5p2/5P2/6N1/8/4R1R1 w - - 0 1", max_plies=7)
+    updates = list(client.Solve(request, timeout=TIMEOUT))
+    progress = [u.progress.plies for u in updates if u.WhichOneof("update") == "progress"]
+    results = [u.result for u in updates if u.WhichOneof("update") == "result"]
+    assert progress == [1, 2, 3, 4]
+    assert len(results) == 1 and updates[-1].WhichOneof("update") == "result"
+    answer = results[0]
+    assert (answer.result, answer.plies, answer.end) == (
+        pb2.SOLVE_RESULT_WIN,
+        5,
+        pb2.END_REASON_CHECKMATE,
+    )
+    assert [(k.uci, k.plies) for k in answer.keys] == [("g3h5", 5)]
+    assert list(answer.line)[:1] == ["g3h5"] and len(answer.line) == 5
+    assert answer.proved == "White wins in 5 plies by shah mat"
+    with pytest.raises(grpc.RpcError) as caught:
+        list(client.Solve(pb2.SolveRequest(fen=request.fen, max_plies=1000), timeout=TIMEOUT))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
 def test_sigterm_stops_the_server_cleanly():
     with tempfile.TemporaryDirectory(prefix="shatranj-tables-") as empty:
         srv = Server(empty)
