@@ -1,7 +1,8 @@
 //! The `shatranj-tb` command line: parse, dispatch, report.
 //!
-//! Exit codes (a contract, see DESIGN.md): 0 success, 1 user error (bad arguments, bad
-//! FEN, illegal position), 2 internal failure. The error chain is printed once, on stderr.
+//! Exit codes (a contract, listed in the README): 0 success, 1 user error (bad arguments,
+//! bad FEN, illegal position, missing or unreadable table folder), 2 internal failure. The
+//! error chain is printed once, on stderr (as a JSON object with `--json`).
 
 mod cli;
 

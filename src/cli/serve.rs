@@ -1,4 +1,4 @@
-//! `shatranj-tb serve`: the gRPC probe service (see `docs/grpc.md`).
+//! `shatranj-tb serve`: the gRPC probe service (see the README's "gRPC service").
 
 use std::net::SocketAddr;
 use std::path::Path;

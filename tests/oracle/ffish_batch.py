@@ -15,8 +15,8 @@ Output on stdout, one JSON object per request, in input order:
   opposite_check, validate  (SANITY=1) is the side NOT to move in check (chaturanga,
             side flipped), and validate_fen's code (1 = OK)
 
-Conventions are those of ../shared/oracle/ffish_oracle.py: Q = ferz, B = alfil, values
-+32000 / -32000 / 0 from the side to move's point of view. No rule logic of ours here.
+Conventions are pyffish's own: Q = ferz, B = alfil, game values +32000 / -32000 / 0
+from the side to move's point of view. No rule logic of ours here.
 Every pyffish call costs ~3 ms, so the work is spread over SHATRANJ_ORACLE_JOBS
 processes (default 2).
 """
