@@ -31,6 +31,7 @@ pub mod probe;
 pub mod retro;
 pub mod role;
 pub mod rules;
+pub mod san;
 pub mod service;
 pub mod square;
 pub mod value;

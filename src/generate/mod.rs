@@ -103,6 +103,13 @@ pub enum GenError {
     Inconsistent(String),
     /// Writing the table failed.
     Write(String),
+    /// The table folder cannot be read or created.
+    Folder {
+        path: std::path::PathBuf,
+        message: String,
+    },
+    /// [`Progress::cancelled`] asked the generation to stop; no file was written.
+    Cancelled,
 }
 
 impl std::fmt::Display for GenError {
@@ -112,13 +119,22 @@ impl std::fmt::Display for GenError {
             GenError::TooLong(m) => write!(f, "{m}: a distance exceeds {MAX_DTM} plies"),
             GenError::Inconsistent(m) => write!(f, "internal inconsistency: {m}"),
             GenError::Write(m) => write!(f, "writing the table failed: {m}"),
+            GenError::Folder { path, message } => {
+                write!(
+                    f,
+                    "cannot use the table folder {}: {message}",
+                    path.display()
+                )
+            }
+            GenError::Cancelled => f.write_str("generation cancelled"),
         }
     }
 }
 
 impl std::error::Error for GenError {}
 
-/// Reports progress of long passes. All methods may be called from many threads.
+/// Reports progress of long passes, and may ask for the work to stop. All methods may be
+/// called from many threads.
 pub trait Progress: Sync {
     /// A pass begins over `total` units.
     fn begin(&self, _pass: &str, _total: u64) {}
@@ -126,6 +142,24 @@ pub trait Progress: Sync {
     fn advance(&self, _n: u64) {}
     /// The pass is over.
     fn end(&self) {}
+    /// A table of a run is started: the `number`-th (from 1) of `count` to generate, with
+    /// `positions` slots; `done` and `remaining` count the slots of the run's tables
+    /// generated before it and still to come (this one included).
+    fn table(
+        &self,
+        _material: Material,
+        _number: usize,
+        _count: usize,
+        _done: u64,
+        _remaining: u64,
+    ) {
+    }
+    /// Whether the work should stop: generation checks it between blocks of positions
+    /// (every few milliseconds) and then fails with [`GenError::Cancelled`], writing no
+    /// file.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// Progress that reports nothing.
@@ -661,9 +695,15 @@ impl<'a> Generator<'a> {
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
         }
+        if self.progress.cancelled() {
+            return Err(GenError::Cancelled);
+        }
         self.retrograde();
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
+        }
+        if self.progress.cancelled() {
+            return Err(GenError::Cancelled);
         }
         self.marks = [Vec::new(), Vec::new()];
         self.word_marks = Vec::new();
@@ -709,6 +749,9 @@ impl<'a> Generator<'a> {
                     let hi = (lo + CHUNK).min(total);
                     let mut max = 0;
                     let mut packed = vec![0u8; (hi - lo).div_ceil(4) as usize];
+                    if self.progress.cancelled() {
+                        return (max, packed);
+                    }
                     let mut decoder = Decoder::new(&self.index);
                     for slot in lo..hi {
                         let (turn, i) = self.index.split_slot(slot);
@@ -913,7 +956,7 @@ impl<'a> Generator<'a> {
         let mut n: u32 = 0;
         loop {
             let max = self.max_distance.load(Ordering::Relaxed);
-            if n > max || self.failed() {
+            if n > max || self.failed() || self.progress.cancelled() {
                 break;
             }
             let want = (n + 1) as u16;
@@ -944,6 +987,9 @@ impl<'a> Generator<'a> {
                 |(preds, moves, decoder, found), group| {
                     let first = group * GROUP;
                     let end = (first + GROUP).min(blocks);
+                    if self.progress.cancelled() {
+                        return;
+                    }
                     for block in first..end {
                         let marked = marks[block as usize].load(Ordering::Relaxed) & bit != 0;
                         let listed = has_bit(frontier_blocks, block);
@@ -1104,6 +1150,9 @@ impl<'a> Generator<'a> {
         (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(
             || Decoder::new(&self.index),
             |decoder, group| {
+                if self.progress.cancelled() {
+                    return;
+                }
                 let mut won = false;
                 let group_blocks =
                     first + group * GROUP..(first + (group + 1) * GROUP).min(first + blocks);

@@ -14,7 +14,9 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::board::Board;
 use crate::color::Color;
@@ -73,6 +75,19 @@ impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ProbeError::MissingTable { material, rules } => {
+                if material.is_decided_by_rules() {
+                    return write!(
+                        f,
+                        "{material} has no table and needs none: a side is bare, so the rules decide every position"
+                    );
+                }
+                if material.men() > MAX_MEN {
+                    return write!(
+                        f,
+                        "{material} has {} men; tables hold at most {MAX_MEN}",
+                        material.men()
+                    );
+                }
                 let flag = if *rules == RuleSet::default() {
                     String::new()
                 } else {
@@ -84,10 +99,15 @@ impl fmt::Display for ProbeError {
                 )
             }
             ProbeError::Io { path, source } => {
-                write!(f, "cannot read table {}: {source}", path.display())
+                let what = if is_table_file(path) {
+                    "table file"
+                } else {
+                    "table folder"
+                };
+                write!(f, "cannot read the {what} {}: {source}", path.display())
             }
             ProbeError::Corrupt { path, message } => {
-                write!(f, "damaged table {}: {message}", path.display())
+                write!(f, "damaged table file {}: {message}", path.display())
             }
             ProbeError::TooManyMen { men } => {
                 write!(f, "position has {men} men; tables hold at most {MAX_MEN}")
@@ -96,23 +116,29 @@ impl fmt::Display for ProbeError {
     }
 }
 
-impl std::error::Error for ProbeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ProbeError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
+/// The message already says what the operating system reported, so no `source` is
+/// given: a chain printer (`anyhow`'s `{:#}`) would print it a second time.
+impl std::error::Error for ProbeError {}
+
+/// Whether `path` names a table file (rather than the folder of the tables).
+fn is_table_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == WDL_EXT || e == DTM_EXT)
 }
 
 impl From<FormatError> for ProbeError {
     fn from(e: FormatError) -> ProbeError {
         match e {
             FormatError::Io { path, source } => ProbeError::Io { path, source },
-            other => ProbeError::Corrupt {
-                path: other.path().to_path_buf(),
-                message: other.to_string(),
-            },
+            other => {
+                // The format layer's message starts with the file's name, which
+                // `ProbeError` writes itself.
+                let path = other.path().to_path_buf();
+                let full = other.to_string();
+                let prefix = format!("table file {}: ", path.display());
+                let message = full.strip_prefix(&prefix).unwrap_or(&full).to_string();
+                ProbeError::Corrupt { path, message }
+            }
         }
     }
 }
@@ -264,11 +290,24 @@ enum Access {
     Cached,
 }
 
+/// One material a table may exist for. Every such material has a slot from the start;
+/// `present` says whether a file of it was found in the directory (it is set once and
+/// never cleared), so registering a new table needs no change to the map.
 struct Slot {
     index: TableIndex,
+    present: AtomicBool,
     wdl: OnceLock<TableFile>,
     dtm: OnceLock<TableFile>,
 }
+
+impl Slot {
+    fn is_present(&self) -> bool {
+        self.present.load(Ordering::Acquire)
+    }
+}
+
+/// How often, at most, a lookup that finds no table lists the directory again.
+pub const RESCAN_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Hashes a [`Material`] (a dozen small counts) for the table map, which every probe of
 /// every move consults: a multiply-rotate hash (as rustc's FxHash), several times cheaper
@@ -323,11 +362,23 @@ pub(crate) fn stored_slot(index: &TableIndex, m: Material, pos: &Position) -> Op
 }
 
 /// A directory of tables for one rule set.
+///
+/// Tables that appear in the directory after it was opened (generated or copied in) are
+/// found without reopening: a lookup that finds no table lists the directory again, at
+/// most once every [`RESCAN_INTERVAL`], and [`Tablebase::refresh`] does it at once. A
+/// table already found costs a map lookup and an atomic load, no lock and no system
+/// call.
 pub struct Tablebase {
     dir: PathBuf,
     rules: RuleSet,
     slots: HashMap<Material, Slot, BuildMaterialHasher>,
     cache_bytes: usize,
+    /// When the tablebase was opened: the origin of `next_scan_ms`.
+    opened: Instant,
+    /// Milliseconds after `opened` before which a miss does not list the directory again.
+    next_scan_ms: AtomicU64,
+    /// Held while the directory is listed (one listing at a time).
+    scanning: Mutex<()>,
 }
 
 impl fmt::Debug for Tablebase {
@@ -335,28 +386,90 @@ impl fmt::Debug for Tablebase {
         f.debug_struct("Tablebase")
             .field("dir", &self.dir)
             .field("rules", &self.rules)
-            .field("tables", &self.slots.len())
+            .field(
+                "tables",
+                &self.slots.values().filter(|s| s.is_present()).count(),
+            )
             .finish()
     }
 }
 
 impl Tablebase {
-    /// Lists the tables of `rules` in `dir` (a missing directory holds no tables). Files
-    /// are opened when first needed.
+    /// Lists the tables of `rules` in `dir` (a missing directory holds no tables, until
+    /// some are put there). Files are opened when first needed.
     pub fn open(dir: impl AsRef<Path>, rules: RuleSet) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref().to_path_buf();
-        let mut tb = Tablebase {
+        let slots = Material::all_with_tables(MAX_MEN)
+            .into_iter()
+            .map(|m| {
+                let slot = Slot {
+                    index: TableIndex::new(m),
+                    present: AtomicBool::new(false),
+                    wdl: OnceLock::new(),
+                    dtm: OnceLock::new(),
+                };
+                (m, slot)
+            })
+            .collect();
+        let tb = Tablebase {
             dir,
             rules,
-            slots: HashMap::default(),
+            slots,
             cache_bytes: DEFAULT_CACHE_BYTES,
+            opened: Instant::now(),
+            next_scan_ms: AtomicU64::new(0),
+            scanning: Mutex::new(()),
         };
-        tb.rescan()?;
+        tb.refresh()?;
         Ok(tb)
     }
 
-    /// Lists the directory again (after tables were generated).
+    /// Lists the directory again (after tables were generated). The same as
+    /// [`Tablebase::refresh`], kept for callers that hold the tablebase mutably.
     pub fn rescan(&mut self) -> Result<(), ProbeError> {
+        self.refresh()
+    }
+
+    /// Lists the directory again and registers the tables that appeared since (tables
+    /// are never unregistered). Safe to call while other threads probe.
+    pub fn refresh(&self) -> Result<(), ProbeError> {
+        let _listing = self.scanning.lock().unwrap_or_else(PoisonError::into_inner);
+        self.scan()
+    }
+
+    /// After a miss: lists the directory again if the last listing is older than
+    /// [`RESCAN_INTERVAL`] and no other thread is listing it. Returns whether it listed.
+    #[cold]
+    fn rescan_if_due(&self) -> bool {
+        let now = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if now < self.next_scan_ms.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Ok(_listing) = self.scanning.try_lock() else {
+            return false;
+        };
+        let interval = u64::try_from(RESCAN_INTERVAL.as_millis()).unwrap_or(u64::MAX);
+        self.next_scan_ms
+            .store(now.saturating_add(interval), Ordering::Relaxed);
+        // An unreadable directory is reported by `open` and `refresh`; here a miss stays
+        // a miss.
+        self.scan().is_ok()
+    }
+
+    /// The slot of a stored material, if its table is here (looking at the directory
+    /// again, rate-limited, if it is not).
+    #[inline]
+    fn present_slot(&self, stored: Material) -> Option<&Slot> {
+        let slot = self.slots.get(&stored)?;
+        if slot.is_present() || (self.rescan_if_due() && slot.is_present()) {
+            Some(slot)
+        } else {
+            None
+        }
+    }
+
+    /// Registers every table file of the directory. The caller holds `scanning`.
+    fn scan(&self) -> Result<(), ProbeError> {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -367,7 +480,12 @@ impl Tablebase {
                 });
             }
         };
-        let suffix = format!(".{}.{DTM_EXT}", self.rules.slug());
+        // A table is registered by either of its files: if the other one is missing, the
+        // lookup that needs it names it.
+        let suffixes = [
+            format!(".{}.{DTM_EXT}", self.rules.slug()),
+            format!(".{}.{WDL_EXT}", self.rules.slug()),
+        ];
         for entry in entries {
             let entry = entry.map_err(|source| ProbeError::Io {
                 path: self.dir.clone(),
@@ -375,27 +493,18 @@ impl Tablebase {
             })?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(stem) = name.strip_suffix(&suffix) else {
+            let Some(stem) = suffixes.iter().find_map(|s| name.strip_suffix(s.as_str())) else {
                 continue;
             };
             let Ok(material) = stem.parse::<Material>() else {
                 continue;
             };
-            if material != material.normalized()
-                || material.is_decided_by_rules()
-                || material.men() > MAX_MEN
-                || self.slots.contains_key(&material)
-            {
+            if material != material.normalized() {
                 continue;
             }
-            self.slots.insert(
-                material,
-                Slot {
-                    index: TableIndex::new(material),
-                    wdl: OnceLock::new(),
-                    dtm: OnceLock::new(),
-                },
-            );
+            if let Some(slot) = self.slots.get(&material) {
+                slot.present.store(true, Ordering::Release);
+            }
         }
         Ok(())
     }
@@ -431,13 +540,21 @@ impl Tablebase {
     /// The materials with a table here, in stored form, in dependency order.
     #[must_use]
     pub fn materials(&self) -> Vec<Material> {
-        Material::dependency_order(self.slots.keys().copied().collect())
+        Material::dependency_order(
+            self.slots
+                .iter()
+                .filter(|(_, s)| s.is_present())
+                .map(|(m, _)| *m)
+                .collect(),
+        )
     }
 
-    /// Whether a table for `material` (either colour orientation) is here.
+    /// Whether a table for `material` (either colour orientation) is here. A map lookup
+    /// and an atomic load for a table already found; for one not found, the directory is
+    /// listed again at most once every [`RESCAN_INTERVAL`].
     #[must_use]
     pub fn has_table(&self, material: Material) -> bool {
-        self.slots.contains_key(&material.normalized())
+        self.present_slot(material.normalized()).is_some()
     }
 
     fn file<'a>(
@@ -454,15 +571,8 @@ impl Tablebase {
             return Ok(f);
         }
         let path = table_path(&self.dir, material, self.rules, metric);
-        let file = TableFile::open_with_cache(&path, self.cache_bytes).map_err(|e| match e {
-            FormatError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                ProbeError::MissingTable {
-                    material,
-                    rules: self.rules,
-                }
-            }
-            other => other.into(),
-        })?;
+        // A missing file of a registered table is named (the other file is there).
+        let file = TableFile::open_with_cache(&path, self.cache_bytes)?;
         let meta = file.meta();
         let corrupt = |message: String| ProbeError::Corrupt {
             path: path.clone(),
@@ -514,7 +624,7 @@ impl Tablebase {
             return Err(ProbeError::TooManyMen { men: m.men() });
         }
         let stored = m.normalized();
-        let slot = self.slots.get(&stored).ok_or(ProbeError::MissingTable {
+        let slot = self.present_slot(stored).ok_or(ProbeError::MissingTable {
             material: m,
             rules: self.rules,
         })?;
@@ -526,10 +636,12 @@ impl Tablebase {
     /// Every DTM code of the table of `material` (stored form), in slot order, read
     /// whole (see [`TableFile::read_all`]): for a caller that reads a small table often.
     pub fn read_dtm_codes(&self, material: Material) -> Result<Vec<u16>, ProbeError> {
-        let slot = self.slots.get(&material).ok_or(ProbeError::MissingTable {
-            material,
-            rules: self.rules,
-        })?;
+        let slot = self
+            .present_slot(material)
+            .ok_or(ProbeError::MissingTable {
+                material,
+                rules: self.rules,
+            })?;
         Ok(self.file(slot, material, Metric::Dtm)?.read_all()?)
     }
 
@@ -607,7 +719,7 @@ impl Tablebase {
             return Ok(None);
         }
         let stored = m.normalized();
-        let Some(slot) = self.slots.get(&stored) else {
+        let Some(slot) = self.slots.get(&stored).filter(|s| s.is_present()) else {
             return Ok(None);
         };
         // as `locate` stores the successors, whose side to move is the other one
@@ -900,10 +1012,41 @@ impl Tablebase {
         Ok(line)
     }
 
+    /// A line of at most `max_plies` moves from a drawn position that keeps the draw:
+    /// at each step the first move (in UCI order) that keeps it. A draw has no end to
+    /// play to, so the length is the caller's choice. Empty if `pos` is not a draw or
+    /// the game has ended.
+    pub fn drawing_line(
+        &self,
+        pos: &Position,
+        max_plies: usize,
+    ) -> Result<Vec<LineStep>, ProbeError> {
+        let mut line = Vec::new();
+        let mut pos = *pos;
+        while line.len() < max_plies {
+            let probe = self.probe_moves(&pos)?;
+            if probe.value != Value::Draw || probe.end.is_some() {
+                break;
+            }
+            let Some(&(m, _)) = probe.moves.iter().find(|(_, v)| *v == Value::Draw) else {
+                break;
+            };
+            let child = pos.play_unchecked(&m);
+            line.push(LineStep {
+                uci: m.to_uci(),
+                fen: Fen::from_position(&child).to_string(),
+                value: Value::Draw,
+                end: child.outcome(self.rules).map(|o| o.reason()),
+            });
+            pos = child;
+        }
+        Ok(line)
+    }
+
     /// The figures of one table, for `material` as written (White's pieces first).
     pub fn table_info(&self, material: Material) -> Result<TableInfo, ProbeError> {
         let stored = material.normalized();
-        let slot = self.slots.get(&stored).ok_or(ProbeError::MissingTable {
+        let slot = self.present_slot(stored).ok_or(ProbeError::MissingTable {
             material,
             rules: self.rules,
         })?;
@@ -940,7 +1083,7 @@ impl Tablebase {
     /// Opens both files of a table now and checks every block of each (for `verify`).
     pub fn check_files(&self, material: Material) -> Result<(), ProbeError> {
         let stored = material.normalized();
-        let slot = self.slots.get(&stored).ok_or(ProbeError::MissingTable {
+        let slot = self.present_slot(stored).ok_or(ProbeError::MissingTable {
             material,
             rules: self.rules,
         })?;
