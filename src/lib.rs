@@ -34,6 +34,7 @@ pub mod rules;
 pub mod san;
 pub mod service;
 pub mod square;
+pub mod stats;
 pub mod value;
 
 pub use bitboard::Bitboard;
