@@ -8,17 +8,18 @@ mod support_tables;
 use std::error::Error;
 use std::sync::Arc;
 
+#[rustfmt::skip] // as in the README
 fn library_snippet() -> Result<(), Box<dyn Error>> {
     // README: begin
-    use shatranj_tb::probe::Tablebase;
     use shatranj_tb::{Position, RuleSet};
+    use shatranj_tb::probe::Tablebase;
 
     let tb = Tablebase::open("tables", RuleSet::default())?; // lists files; opens each on first use
     let pos = Position::from_fen("8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1")?;
-    let r = tb.probe(&pos)?; // value, end, every move with its value, best first
+    let r = tb.probe(&pos)?;        // value, end, every move with its value, best first
     assert_eq!(r.dtm(), Some(39));
-    let wdl = tb.wdl(&pos)?; // WDL files only (and the smaller tables' for captures): for engines
-    let line = tb.line(&pos)?; // an optimal line to the end of the game
+    let wdl = tb.wdl(&pos)?;        // WDL files only (and the smaller tables' for captures): for engines
+    let line = tb.line(&pos)?;      // an optimal line to the end of the game
     let first = pos.play_uci(&line[0].uci)?.0;
     assert_eq!(pos.san(&first), "Kb4"); // short algebraic notation, as Fairy-Stockfish writes it
     // README: end
@@ -27,17 +28,13 @@ fn library_snippet() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
+#[rustfmt::skip] // as in the README
 async fn grpc_snippet(url: String) -> Result<(), Box<dyn Error>> {
     // README: begin
-    use shatranj_tb::service::pb::{ProbeRequest, tablebase_client::TablebaseClient};
+    use shatranj_tb::service::pb::{tablebase_client::TablebaseClient, ProbeRequest};
     let addr = url;
     let mut tb = TablebaseClient::connect(addr).await?;
-    let r = tb
-        .probe(ProbeRequest {
-            fen: "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1".into(),
-            ..Default::default()
-        })
-        .await?;
+    let r = tb.probe(ProbeRequest { fen: "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1".into(), ..Default::default() }).await?;
     assert_eq!(r.into_inner().dtm, Some(39));
     // README: end
     Ok(())
