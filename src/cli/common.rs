@@ -68,6 +68,18 @@ pub fn lookup_error(e: ProbeError, args: &TablesArgs) -> anyhow::Error {
     }
 }
 
+/// Warns on stderr if a file of the table of `pos` is missing or damaged though the
+/// probe succeeded (a probe reads the DTM file; the WDL file may be the broken one).
+pub fn warn_of_damaged_files(tb: &Tablebase, pos: &Position) {
+    let m = Material::from_board(pos.board());
+    if m.is_decided_by_rules() || m.men() > MAX_MEN {
+        return;
+    }
+    if let Err(e) = tb.open_files(m) {
+        eprintln!("shatranj-tb: warning: {e}");
+    }
+}
+
 /// `shatranj-tb generate`, with `--tables` and `--rules` when they are not the defaults:
 /// the command that builds the default tables where `args` looks for them.
 pub fn generate_command(args: &TablesArgs) -> String {

@@ -5,7 +5,7 @@ use serde_json::json;
 use shatranj_tb::Value;
 use shatranj_tb::probe::LineStep;
 
-use super::common::{dtm_json, lookup_error, parse_fen};
+use super::common::{dtm_json, lookup_error, parse_fen, warn_of_damaged_files};
 use super::probe::{ProbeArgs, in_words, position_json, verdict};
 
 /// Plies shown of a drawn position: a draw has no end to play to.
@@ -17,6 +17,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let tb = args.tables.open()?;
     let lookup = |e| lookup_error(e, &args.tables);
     let r = tb.probe(&pos).map_err(lookup)?;
+    warn_of_damaged_files(&tb, &pos);
     let line: Vec<LineStep> = if r.value == Value::Draw {
         tb.drawing_line(&pos, DRAW_PLIES).map_err(lookup)?
     } else {

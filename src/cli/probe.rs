@@ -7,7 +7,7 @@ use serde_json::json;
 use shatranj_tb::probe::ProbeResult;
 use shatranj_tb::{Color, Position, Value};
 
-use super::common::{TablesArgs, dtm_json, lookup_error, parse_fen};
+use super::common::{TablesArgs, dtm_json, lookup_error, parse_fen, warn_of_damaged_files};
 
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
@@ -24,6 +24,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let pos = parse_fen(&args.fen)?;
     let tb = args.tables.open()?;
     let r = tb.probe(&pos).map_err(|e| lookup_error(e, &args.tables))?;
+    warn_of_damaged_files(&tb, &pos);
     let sans = r
         .moves
         .iter()

@@ -254,6 +254,20 @@ impl Tablebase {
         Ok(cell.get().expect("just set"))
     }
 
+    /// Opens both files of a table now (each validated as when first used, without
+    /// reading its blocks): an error names a missing or damaged file, the WDL file
+    /// included, which a probe by DTM never reads.
+    pub fn open_files(&self, material: Material) -> Result<(), ProbeError> {
+        let stored = material.normalized();
+        let slot = self.present_slot(stored).ok_or(ProbeError::MissingTable {
+            material,
+            rules: self.rules,
+        })?;
+        self.file(slot, stored, Metric::Dtm)?;
+        self.file(slot, stored, Metric::Wdl)?;
+        Ok(())
+    }
+
     /// Opens both files of a table now and checks every block of each (for `verify`).
     pub fn check_files(&self, material: Material) -> Result<(), ProbeError> {
         let stored = material.normalized();
