@@ -28,11 +28,12 @@ fn first_line(child: &mut Child) -> (String, BufReader<ChildStderr>) {
     (line, err)
 }
 
+/// Sends SIGTERM (through the shell's own `kill`, present wherever `sh` is).
 fn terminate(child: &Child) {
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+    let ok = Command::new("sh")
+        .args(["-c", "kill -TERM \"$0\"", &child.id().to_string()])
         .status()
-        .expect("run kill")
+        .expect("run sh")
         .success();
     assert!(ok, "kill -TERM failed");
 }
