@@ -61,8 +61,8 @@ fn bench(c: &mut Criterion) {
         };
         group.bench_function(&name, |b| {
             b.iter(|| {
-                let s = solve::solve(&tb, &pos, &opts, &NoProgress, &AtomicBool::new(false))
-                    .unwrap();
+                let s =
+                    solve::solve(&tb, &pos, &opts, &NoProgress, &AtomicBool::new(false)).unwrap();
                 assert_eq!((s.verdict, s.plies), (Verdict::Win, Some(plies)));
                 s.nodes
             });

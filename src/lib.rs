@@ -33,9 +33,11 @@ pub mod probe;
 pub mod retro;
 pub mod role;
 pub mod rules;
+pub mod san;
 pub mod service;
 pub mod solve;
 pub mod square;
+pub mod stats;
 pub mod value;
 
 pub use bitboard::Bitboard;

@@ -1,7 +1,8 @@
 //! The `shatranj-tb` command line: parse, dispatch, report.
 //!
-//! Exit codes (a contract, see DESIGN.md): 0 success, 1 user error (bad arguments, bad
-//! FEN, illegal position), 2 internal failure. The error chain is printed once, on stderr.
+//! Exit codes (a contract, listed in the README): 0 success, 1 user error (bad arguments,
+//! bad FEN, illegal position, missing or unreadable table folder), 2 internal failure. The
+//! error chain is printed once, on stderr (as a JSON object with `--json`).
 
 mod cli;
 
@@ -19,22 +20,40 @@ fn main() -> ExitCode {
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         Err(err) => {
-            // --help and --version end here too; clap knows which stream they go to.
-            let _ = err.print();
-            return if err.use_stderr() {
-                ExitCode::from(cli::EXIT_USER)
+            if !err.use_stderr() {
+                // --help and --version end here; clap knows which stream they go to.
+                let _ = err.print();
+                return ExitCode::SUCCESS;
+            }
+            // A command line that did not parse: `--json` may still be among its words.
+            if std::env::args().any(|a| a == "--json") {
+                let message = err.kind().as_str().map_or_else(
+                    || err.to_string().trim().to_string(),
+                    |kind| format!("{kind}: {}", err.to_string().trim()),
+                );
+                println!("{}", cli::json_error(&message, "usage"));
             } else {
-                ExitCode::SUCCESS
-            };
+                let _ = err.print();
+            }
+            return ExitCode::from(cli::EXIT_USER);
         }
     };
+    let json = args.command.wants_json();
     match args.command.run() {
         Ok(()) => ExitCode::SUCCESS,
         // `perft --divide | head` closes the pipe early: that is not a failure.
         Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("shatranj-tb: error: {err:#}");
-            ExitCode::from(cli::exit_code(&err))
+            let code = cli::exit_code(&err);
+            if json {
+                println!(
+                    "{}",
+                    cli::json_error(&format!("{err:#}"), cli::error_kind(&err))
+                );
+            } else {
+                eprintln!("shatranj-tb: error: {err:#}");
+            }
+            ExitCode::from(code)
         }
     }
 }

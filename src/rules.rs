@@ -2,7 +2,7 @@
 //!
 //! The default is `bare-king=counter,stalemate=loss`: the traditional ruling that a bared
 //! side keeps one reply and draws if with it it captures the opponent's last piece, and
-//! that a stalemated side loses. See `RULES.md` in the project's documentation.
+//! that a stalemated side loses. See `docs/RULES.md` in the repository.
 
 use std::fmt;
 use std::str::FromStr;

@@ -208,3 +208,64 @@ fn verify_and_generate_on_a_copy() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A table whose WDL file is missing or damaged: `probe` and `line` (which read the DTM
+/// file) answer but name the broken file in a warning; `info` fails naming it; a damaged
+/// file's message says what is wrong once, with the file named once.
+#[test]
+fn a_broken_wdl_file_is_named() {
+    let source = default_tables();
+    let dir = tempfile::tempdir().unwrap();
+    let tbd = "KQvKQ.counter-loss.tbd";
+    let tbw = "KQvKQ.counter-loss.tbw";
+    std::fs::copy(source.join(tbd), dir.path().join(tbd)).unwrap();
+    let d = dir.path().to_str().unwrap();
+    for cmd in ["probe", "line"] {
+        let out = run(&[cmd, DIAMOND, "--tables", d]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {err}");
+        assert!(err.contains("warning") && err.contains(tbw), "{cmd}: {err}");
+    }
+    let out = run(&["info", "KQvKQ", "--tables", d]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(tbw) && err.contains("No such file"), "{err}");
+
+    // truncated: named once, the fault said once
+    let bytes = std::fs::read(source.join(tbw)).unwrap();
+    std::fs::write(dir.path().join(tbw), &bytes[..bytes.len() / 2]).unwrap();
+    let out = run(&["info", "KQvKQ", "--tables", d]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches(tbw).count(), 1, "{err}");
+    assert_eq!(err.matches("truncated").count(), 1, "{err}");
+    assert!(err.contains("damaged table file"), "{err}");
+}
+
+/// Probing a position of a table that is present prints its moves in SAN, and a win in
+/// one is "1 ply", not "1 plies".
+#[test]
+fn moves_in_san_and_one_ply() {
+    let dir = default_tables().to_str().unwrap();
+    let out = run(&["line", "k7/7p/1K6/8/8/8/8/6R1 w - - 0 1", "--tables", dir]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.starts_with("White wins in 1 ply\n"), "{text}");
+    assert!(text.contains("g1g8   Rg8#"), "{text}");
+    let j = json_of(&run(&["probe", DIAMOND, "--tables", dir, "--json"]));
+    assert_eq!(j["moves"][0]["san"], "Kb4");
+    // a draw: a line of 20 plies that keep it
+    let drawn = "8/8/8/4k3/8/2q5/8/1K1Q4 w - - 0 1";
+    let j = json_of(&run(&["line", drawn, "--tables", dir, "--json"]));
+    assert_eq!(j["wdl"], "draw");
+    let line = j["line"].as_array().unwrap();
+    assert_eq!(line.len(), 20);
+    assert!(
+        line.iter()
+            .all(|s| s["wdl"] == "draw" && s["end"].is_null())
+    );
+}

@@ -957,3 +957,36 @@ async fn solve_beyond_max_solves_is_resource_exhausted() {
     }
     server.shutdown().await.unwrap();
 }
+
+/// A running server finds a table copied into its directory after it started: the
+/// first probe answers NOT_FOUND, a probe after the copy the table's value (a miss looks
+/// at the directory again, at most once a second).
+#[tokio::test]
+async fn a_table_added_after_start_is_found() {
+    let source = default_tables().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_on_tables(dir.path()).await;
+    let mut client = server.client();
+    let missing = client.probe(req(AL_SULI)).await.unwrap_err();
+    assert_eq!(missing.code(), Code::NotFound, "{missing:?}");
+    assert!(missing.message().contains("KQvKQ"), "{missing:?}");
+    for ext in ["tbw", "tbd"] {
+        let name = format!("KQvKQ.counter-loss.{ext}");
+        // as an operator would: copy beside, then rename into place
+        let tmp = dir.path().join(format!(".{name}.copy"));
+        std::fs::copy(source.join(&name), &tmp).unwrap();
+        std::fs::rename(&tmp, dir.path().join(&name)).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let answer = loop {
+        match client.probe(req(AL_SULI)).await {
+            Ok(answer) => break answer.into_inner(),
+            Err(e) if e.code() == Code::NotFound && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("the copied table was not found: {e:?}"),
+        }
+    };
+    assert_eq!((answer.wdl(), answer.dtm), (pb::Wdl::Win, Some(39)));
+    server.shutdown().await.unwrap();
+}

@@ -401,3 +401,69 @@ fn agrees_with_fairy_stockfish() {
             .join("\n")
     );
 }
+
+/// Short algebraic notation ([`Position::san`]) against pyffish's `get_san` for every
+/// legal move of about 250 random positions of 4 to 8 men (pieces pushed towards
+/// promotion, several of a kind so that moves need disambiguating).
+#[test]
+fn san_agrees_with_fairy_stockfish() {
+    let mut rng = StdRng::seed_from_u64(SEED ^ 0x5a4e);
+    let params = Params {
+        min_men: 4,
+        max_men: 8,
+        bare_side: 0.05,
+        ..Params::default()
+    };
+    let positions: Vec<Position> = (0..250)
+        .map(|_| random_position(&mut rng, &params))
+        .collect();
+    let requests: Vec<String> = positions
+        .iter()
+        .map(|p| format!("{}\t0\t0\t1", p.fen()))
+        .collect();
+    let (_, answers) = ask_oracle(&requests);
+    let mut compared = 0;
+    let mut marks = [0usize; 4]; // disambiguated, capture, check, mate
+    let mut failures = Vec::new();
+    for (pos, answer) in positions.iter().zip(&answers) {
+        let theirs = answer["san"].as_object().expect("a san map");
+        for m in pos.legal_moves().iter() {
+            let ours = pos.san(m);
+            let uci = m.to_uci();
+            compared += 1;
+            let body = ours.trim_end_matches(['+', '#']);
+            let plain =
+                body.len() - usize::from(m.capture.is_some()) - if m.promotion { 2 } else { 0 };
+            marks[0] += usize::from(m.role != Role::Pawn && plain > 3);
+            marks[1] += usize::from(m.capture.is_some());
+            marks[2] += usize::from(ours.ends_with('+'));
+            marks[3] += usize::from(ours.ends_with('#'));
+            if theirs.get(&uci).and_then(Value::as_str) != Some(ours.as_str()) {
+                failures.push(format!(
+                    "{} {uci}: ours {ours}, pyffish {:?}",
+                    pos.fen(),
+                    theirs.get(&uci)
+                ));
+            }
+        }
+    }
+    println!(
+        "san: {} positions, {compared} moves; disambiguated {}, captures {}, checks {}, mates {}",
+        positions.len(),
+        marks[0],
+        marks[1],
+        marks[2],
+        marks[3]
+    );
+    assert!(
+        failures.is_empty(),
+        "{} moves differ:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+    assert!(compared > 2000, "only {compared} moves compared");
+    assert!(
+        marks.iter().all(|&n| n > 0),
+        "every kind of mark is exercised: {marks:?}"
+    );
+}

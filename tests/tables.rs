@@ -251,3 +251,34 @@ fn probe_moves_agree_with_their_successors() {
     }
     assert!(checked > 50_000, "{checked}");
 }
+
+/// A `Tablebase` held behind `&self` finds tables put into its directory after it was
+/// opened: at once with `refresh`, and by itself after a miss (the directory is listed
+/// again at most once every `RESCAN_INTERVAL`).
+#[test]
+fn tables_added_later_are_found() {
+    use shatranj_tb::probe::RESCAN_INTERVAL;
+    let source = default_tables();
+    let dir = tempfile::tempdir().unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let kqkq: Material = "KQvKQ".parse().unwrap();
+    let krkq: Material = "KRvKQ".parse().unwrap();
+    assert!(!tb.has_table(kqkq) && tb.materials().is_empty());
+    for name in ["KQvKQ.counter-loss.tbd", "KQvKQ.counter-loss.tbw"] {
+        std::fs::copy(source.join(name), dir.path().join(name)).unwrap();
+    }
+    tb.refresh().unwrap();
+    assert!(tb.has_table(kqkq));
+    assert_eq!(tb.materials(), vec![kqkq]);
+    let pos = Position::from_fen("8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1").unwrap();
+    assert_eq!(tb.value(&pos).unwrap(), Value::Win(39));
+
+    // without refresh: a miss looks again once the interval has passed
+    assert!(!tb.has_table(krkq));
+    for name in ["KRvKQ.counter-loss.tbd", "KRvKQ.counter-loss.tbw"] {
+        std::fs::copy(source.join(name), dir.path().join(name)).unwrap();
+    }
+    std::thread::sleep(RESCAN_INTERVAL + std::time::Duration::from_millis(50));
+    assert!(tb.has_table(krkq));
+    assert!(tb.has_table("KQvKR".parse().unwrap()));
+}

@@ -9,7 +9,7 @@ use shatranj_tb::generate::files::{TableOutcome, generate_into};
 use shatranj_tb::index::TableIndex;
 
 use super::UserError;
-use super::common::{Bars, TablesArgs};
+use super::common::{Bars, Folder, TablesArgs, check_folder, human_rate_text};
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
@@ -38,25 +38,32 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
     } else {
         for m in &args.materials {
             if m.is_decided_by_rules() {
-                return Err(UserError(format!(
+                return Err(UserError::new(format!(
                     "{m} needs no table: a side is bare, so the rules decide every position"
                 ))
                 .into());
             }
             if m.men() > 5 {
-                return Err(
-                    UserError(format!("{m} has {} men; at most 5 are supported", m.men())).into(),
-                );
+                return Err(UserError::new(format!(
+                    "{m} has {} men; at most 5 are supported",
+                    m.men()
+                ))
+                .into());
             }
         }
         args.materials.clone()
     };
+    check_folder(&args.tables.tables, Folder::MayBeCreated)?;
     let start = Instant::now();
     let bars = Bars::new();
     let mut written = 0;
     let mut kept = 0;
-    generate_into(&args.tables.tables, &materials, args.tables.rules, &bars, |outcome| {
-        match outcome {
+    generate_into(
+        &args.tables.tables,
+        &materials,
+        args.tables.rules,
+        &bars,
+        |outcome| match outcome {
             TableOutcome::Kept(m) => {
                 kept += 1;
                 bars.println(&format!("{m}: present and intact, kept"));
@@ -77,7 +84,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                     .map(|l| l.plies)
                     .max();
                 bars.println(&format!(
-                    "{}: {} positions (win/draw/loss, White to move {}/{}/{}, Black to move {}/{}/{}), longest win {}, {:.1} s, {:.2} M positions/s, WDL {} bytes, DTM {} bytes",
+                    "{}: {} positions (win/draw/loss, White to move {}/{}/{}, Black to move {}/{}/{}), longest win {}, {:.1} s, {} positions, WDL {} bytes, DTM {} bytes",
                     table.material,
                     positions,
                     s.white.win,
@@ -88,16 +95,16 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                     s.black.loss,
                     longest.map_or("none".to_string(), |p| format!("{p} plies")),
                     table.seconds,
-                    2.0 * TableIndex::new(table.material).size() as f64
-                        / table.seconds.max(1e-9)
-                        / 1e6,
+                    human_rate_text(
+                        2.0 * TableIndex::new(table.material).size() as f64
+                            / table.seconds.max(1e-9)
+                    ),
                     wdl_bytes,
                     dtm_bytes
                 ));
             }
-        }
-    })
-    .with_context(|| format!("generating into {}", args.tables.tables.display()))?;
+        },
+    )?;
     bars.finish();
     eprintln!(
         "{written} tables written, {kept} kept, in {:.1} s ({} rules, {})",

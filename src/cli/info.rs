@@ -5,7 +5,7 @@ use serde_json::json;
 use shatranj_tb::Material;
 use shatranj_tb::probe::TableInfo;
 
-use super::common::{TablesArgs, side_json};
+use super::common::{TablesArgs, generate_command, lookup_error, side_json};
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
@@ -25,7 +25,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
     } else {
         args.materials
             .iter()
-            .map(|m| tb.table_info(*m))
+            .map(|m| tb.table_info(*m).map_err(|e| lookup_error(e, &args.tables)))
             .collect::<Result<_, _>>()?
     };
     if args.json {
@@ -47,9 +47,10 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
     }
     if infos.is_empty() {
         println!(
-            "no tables for {} in {} (generate them with `shatranj-tb generate`)",
+            "no tables for {} in {} (generate them with `{}`)",
             tb.rules(),
-            tb.dir().display()
+            tb.dir().display(),
+            generate_command(&args.tables)
         );
     }
     for t in &infos {

@@ -92,14 +92,89 @@ impl Command {
     }
 }
 
+impl Command {
+    /// Whether the command was asked for JSON output (`--json`): its errors are then JSON
+    /// objects too.
+    pub fn wants_json(&self) -> bool {
+        match self {
+            Command::Probe(args) | Command::Line(args) => args.json,
+            Command::Info(args) => args.json,
+            Command::Solve(args) => args.json,
+            _ => false,
+        }
+    }
+}
+
+/// The JSON object an error is printed as under `--json` (on stdout, where the answer
+/// would have been): `{"error": MESSAGE, "kind": KIND}`.
+pub fn json_error(message: &str, kind: &str) -> String {
+    serde_json::json!({ "error": message, "kind": kind }).to_string()
+}
+
+/// The kind of an error, for `--json`: `invalid-fen`, `illegal-position`,
+/// `missing-table`, `too-many-men`, `missing-folder`, `not-a-folder`,
+/// `unreadable-folder`, `damaged-table`, `unreadable-table`, `invalid-argument` (another
+/// user error), `usage` (a command line that does not parse), or `internal`.
+pub fn error_kind(err: &anyhow::Error) -> &'static str {
+    for e in err.chain() {
+        if e.is::<ParseFenError>() {
+            return "invalid-fen";
+        }
+        if e.is::<PositionError>() || e.is::<PlayError>() {
+            return "illegal-position";
+        }
+        if let Some(e) = e.downcast_ref::<FenError>() {
+            return match e {
+                FenError::Parse(_) => "invalid-fen",
+                FenError::Position(_) => "illegal-position",
+            };
+        }
+        if let Some(kind) = e.downcast_ref::<UserError>().and_then(|u| u.kind) {
+            return kind;
+        }
+        match e.downcast_ref::<ProbeError>() {
+            Some(ProbeError::MissingTable { .. }) => return "missing-table",
+            Some(ProbeError::TooManyMen { .. }) => return "too-many-men",
+            Some(ProbeError::Corrupt { .. }) => return "damaged-table",
+            Some(ProbeError::Io { .. }) => return "unreadable-table",
+            None => {}
+        }
+    }
+    if exit_code(err) == EXIT_USER {
+        "invalid-argument"
+    } else {
+        "internal"
+    }
+}
+
 /// Marks an error as the user's (exit code 1), for cases the library's own error types
 /// do not cover.
 #[derive(Debug)]
-pub struct UserError(pub String);
+pub struct UserError {
+    pub message: String,
+    /// The kind `--json` reports, when more precise than `invalid-argument`.
+    pub kind: Option<&'static str>,
+}
+
+impl UserError {
+    /// A user error with this message.
+    pub fn new(message: String) -> UserError {
+        UserError {
+            message,
+            kind: None,
+        }
+    }
+
+    /// The same error with a `--json` kind.
+    pub fn kind(mut self, kind: &'static str) -> UserError {
+        self.kind = Some(kind);
+        self
+    }
+}
 
 impl fmt::Display for UserError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 

@@ -7,11 +7,13 @@ use anyhow::Context;
 use clap::Args;
 use shatranj_tb::Position;
 
+use super::UserError;
+
 #[derive(Debug, Args)]
 pub struct PerftArgs {
     /// The position: a FEN (at least board and side to move), or `startpos`.
     pub fen: String,
-    /// Number of plies.
+    /// Number of plies (at most 12).
     pub depth: u32,
     /// Print one line per legal move, `UCI COUNT`, then `total N`.
     #[arg(long)]
@@ -21,7 +23,18 @@ pub struct PerftArgs {
     pub stats: bool,
 }
 
+/// Deepest perft accepted: from the start position each ply multiplies the move paths
+/// (and the time) by about 20, so depth 12 is already far beyond any useful run.
+pub const MAX_DEPTH: u32 = 12;
+
 pub fn run(args: &PerftArgs) -> anyhow::Result<()> {
+    if args.depth > MAX_DEPTH {
+        return Err(UserError::new(format!(
+            "depth {} is too deep: perft counts every move path, about 20 times as many a ply; at most {MAX_DEPTH} is accepted",
+            args.depth
+        ))
+        .into());
+    }
     let pos = Position::from_fen(&args.fen).with_context(|| format!("FEN '{}'", args.fen))?;
     let start = Instant::now();
     let mut out = io::stdout().lock();

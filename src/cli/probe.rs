@@ -7,7 +7,7 @@ use serde_json::json;
 use shatranj_tb::probe::ProbeResult;
 use shatranj_tb::{Color, Position, Value};
 
-use super::common::{TablesArgs, dtm_json, parse_fen};
+use super::common::{TablesArgs, dtm_json, lookup_error, parse_fen, warn_of_damaged_files};
 
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
@@ -23,21 +23,27 @@ pub struct ProbeArgs {
 pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let pos = parse_fen(&args.fen)?;
     let tb = args.tables.open()?;
-    let r = tb.probe(&pos)?;
+    let r = tb.probe(&pos).map_err(|e| lookup_error(e, &args.tables))?;
+    warn_of_damaged_files(&tb, &pos);
+    let sans = r
+        .moves
+        .iter()
+        .map(|m| Ok(pos.san(&pos.play_uci(&m.uci)?.0)))
+        .collect::<anyhow::Result<Vec<String>>>()?;
     if args.json {
-        println!("{}", serde_json::to_string(&probe_json(&r))?);
+        println!("{}", serde_json::to_string(&probe_json(&r, &sans))?);
     } else {
         print!("{}", board_diagram(&pos));
         println!("{}", verdict(&pos, &r));
-        for m in &r.moves {
-            println!("  {:<6} {}", m.uci, in_words(m.value));
+        for (m, san) in r.moves.iter().zip(&sans) {
+            println!("  {:<6} {:<8} {}", m.uci, san, in_words(m.value));
         }
     }
     Ok(())
 }
 
-/// The `probe --json` object.
-pub fn probe_json(r: &ProbeResult) -> serde_json::Value {
+/// The `probe --json` object; `sans` holds the SAN of each of `r.moves`.
+pub fn probe_json(r: &ProbeResult, sans: &[String]) -> serde_json::Value {
     let mut out = position_json(r);
     out.insert(
         "best_move".into(),
@@ -47,9 +53,11 @@ pub fn probe_json(r: &ProbeResult) -> serde_json::Value {
         "moves".into(),
         r.moves
             .iter()
-            .map(|m| {
+            .zip(sans)
+            .map(|(m, san)| {
                 json!({
                     "uci": m.uci,
+                    "san": san,
                     "wdl": m.value.wdl().as_str(),
                     "dtm": dtm_json(m.value),
                 })
@@ -72,12 +80,21 @@ pub fn position_json(r: &ProbeResult) -> serde_json::Map<String, serde_json::Val
     out
 }
 
-/// "win in 39 plies", "draw", "loss in 12 plies".
+/// "win in 39 plies", "win in 1 ply", "draw", "loss in 12 plies".
 pub fn in_words(v: Value) -> String {
     match v {
-        Value::Win(d) => format!("win in {d} plies"),
+        Value::Win(d) => format!("win in {}", plies(d)),
         Value::Draw => "draw".to_string(),
-        Value::Loss(d) => format!("loss in {d} plies"),
+        Value::Loss(d) => format!("loss in {}", plies(d)),
+    }
+}
+
+/// "1 ply", "39 plies".
+pub fn plies(d: u32) -> String {
+    if d == 1 {
+        "1 ply".to_string()
+    } else {
+        format!("{d} plies")
     }
 }
 
@@ -90,8 +107,8 @@ pub fn verdict(pos: &Position, r: &ProbeResult) -> String {
         (Value::Draw, None) => "Draw".to_string(),
         (Value::Win(_), Some(end)) => format!("{us} has won ({end})"),
         (Value::Loss(_), Some(end)) => format!("{them} has won ({end}): {us} to move has lost"),
-        (Value::Win(d), None) => format!("{us} wins in {d} plies"),
-        (Value::Loss(d), None) => format!("{them} wins in {d} plies"),
+        (Value::Win(d), None) => format!("{us} wins in {}", plies(d)),
+        (Value::Loss(d), None) => format!("{them} wins in {}", plies(d)),
     }
 }
 

@@ -65,7 +65,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         None => None,
         Some(t) if t.is_finite() && t > 0.0 && t <= 1e7 => Some(Duration::from_secs_f64(t)),
         Some(t) => {
-            return Err(UserError(format!(
+            return Err(UserError::new(format!(
                 "--time must be a positive number of seconds, not {t}"
             ))
             .into());
@@ -78,7 +78,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         time_limit,
         tree_depth: args.tree_depth,
     };
-    solve::check_options(&opts).map_err(|e| UserError(e.to_string()))?;
+    solve::check_options(&opts).map_err(|e| UserError::new(e.to_string()))?;
     let tb = args.tables.open()?;
     let bar = if std::io::stderr().is_terminal() && !args.json {
         let bar = ProgressBar::new_spinner();
@@ -96,7 +96,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let solution = result.map_err(|e| match e {
         SolveError::Probe(e) => anyhow::Error::new(e),
-        other => UserError(other.to_string()).into(),
+        other => UserError::new(other.to_string()).into(),
     })?;
     if args.json {
         println!("{}", serde_json::to_string(&solution.to_json())?);

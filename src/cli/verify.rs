@@ -5,7 +5,8 @@ use clap::Args;
 use shatranj_tb::Material;
 use shatranj_tb::generate::files::verify;
 
-use super::common::{Bars, TablesArgs};
+use super::UserError;
+use super::common::{Bars, TablesArgs, generate_command, lookup_error};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -23,16 +24,18 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
         args.materials.clone()
     };
     if materials.is_empty() {
-        bail!(
-            "no tables for {} in {} to verify",
+        return Err(UserError::new(format!(
+            "no tables for {} in {} to verify (generate them with `{}`)",
             tb.rules(),
-            args.tables.tables.display()
-        );
+            args.tables.tables.display(),
+            generate_command(&args.tables)
+        ))
+        .into());
     }
     let bars = Bars::new();
     let mut failed = Vec::new();
     for m in materials {
-        let report = verify(&tb, m, &bars)?;
+        let report = verify(&tb, m, &bars).map_err(|e| lookup_error(e, &args.tables))?;
         if report.mismatch_count == 0 {
             bars.println(&format!(
                 "{m}: {} positions checked, all agree",

@@ -228,7 +228,9 @@ fn remove_stale_temporaries(dir: &Path) {
 }
 
 /// Generates `materials` (and every table they depend on) into `dir`, keeping tables
-/// that are there and check out. Calls `report` after each table.
+/// that are there and check out. Calls `report` after each table. Stops with
+/// [`GenError::Cancelled`] when `progress` asks it to, between passes or blocks of a
+/// table; the table under way is then not written (the tables finished before it are).
 pub fn generate_into(
     dir: &Path,
     materials: &[Material],
@@ -246,18 +248,49 @@ pub fn generate_into(
     }
     let todo = Material::dependency_order(todo);
     remove_stale_temporaries(dir);
-    let mut tb = Tablebase::open(dir, rules).map_err(|e| GenError::SubTable(e.to_string()))?;
+    let folder_error = |e: &dyn std::fmt::Display| GenError::Folder {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    };
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(folder_error(&e)),
+        Ok(_) => {}
+    }
+    let mut tb = Tablebase::open(dir, rules).map_err(|e| folder_error(&e))?;
+    // Which tables are to be generated is known before the first one is: the others are
+    // present and check out, and generating a table changes no other.
+    let plan: Vec<(Material, bool)> = todo
+        .into_iter()
+        .map(|m| (m, table_checks_out(&tb, m)))
+        .collect();
+    let weight = |m: Material| 2 * TableIndex::new(m).size();
+    let count = plan.iter().filter(|(_, kept)| !kept).count();
+    let mut remaining: u64 = plan
+        .iter()
+        .filter(|(_, kept)| !kept)
+        .map(|(m, _)| weight(*m))
+        .sum();
+    let mut done = 0;
+    let mut number = 0;
     let mut outcomes = Vec::new();
-    for m in todo {
-        let outcome = if table_checks_out(&tb, m) {
+    for (m, kept) in plan {
+        let outcome = if kept {
             TableOutcome::Kept(m)
         } else {
+            number += 1;
+            progress.table(m, number, count, done, remaining);
             let mut g = generate(m, rules, &ResidentSubTables::new(&tb, m)?, progress)?;
+            if progress.cancelled() {
+                return Err(GenError::Cancelled);
+            }
+            done += weight(m);
+            remaining -= weight(m);
             let (wdl_bytes, dtm_bytes) = write(dir, &mut g)?;
             // The values are on disk now (writing emptied the codes): keep the summary
             // only, or a long run (every 5-man table) would hold every table it wrote.
             g.conversions = Vec::new();
-            tb.rescan().map_err(|e| GenError::SubTable(e.to_string()))?;
+            tb.rescan().map_err(|e| folder_error(&e))?;
             tb.clear_caches();
             TableOutcome::Written {
                 table: Box::new(g),

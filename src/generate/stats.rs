@@ -1,8 +1,8 @@
-//! Figures of a generated table, counted over all legal positions with symmetry expanded
-//! (every distinct placement once), so they compare with other tools.
+//! Counting the figures of a generated table ([`TableStats`]) over all legal positions
+//! with symmetry expanded (every distinct placement once), so they compare with other
+//! tools.
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::{Progress, UNUSED};
 use crate::color::Color;
@@ -11,65 +11,7 @@ use crate::index::TableIndex;
 use crate::position::Position;
 use crate::value::Value;
 
-/// A longest win or loss and one position that has it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Longest {
-    pub plies: u32,
-    pub fen: String,
-}
-
-/// Figures for one side to move.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SideStats {
-    pub legal: u64,
-    pub win: u64,
-    pub draw: u64,
-    pub loss: u64,
-    pub longest_win: Option<Longest>,
-    pub longest_loss: Option<Longest>,
-}
-
-/// Figures for both sides to move, in the table's stored colours.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TableStats {
-    pub white: SideStats,
-    pub black: SideStats,
-}
-
-impl TableStats {
-    /// The figures with colours exchanged (for the mirror material), FENs mirrored.
-    #[must_use]
-    pub fn mirrored(&self) -> TableStats {
-        let flip = |s: &SideStats| SideStats {
-            longest_win: s.longest_win.as_ref().map(mirror_longest),
-            longest_loss: s.longest_loss.as_ref().map(mirror_longest),
-            ..s.clone()
-        };
-        TableStats {
-            white: flip(&self.black),
-            black: flip(&self.white),
-        }
-    }
-
-    /// The figures of one side to move.
-    #[must_use]
-    pub fn side(&self, turn: Color) -> &SideStats {
-        match turn {
-            Color::White => &self.white,
-            Color::Black => &self.black,
-        }
-    }
-}
-
-fn mirror_longest(l: &Longest) -> Longest {
-    let fen = Position::from_fen(&l.fen)
-        .map(|p| Fen::from_position(&p.swap_colors()).to_string())
-        .unwrap_or_else(|_| l.fen.clone());
-    Longest {
-        plies: l.plies,
-        fen,
-    }
-}
+pub use crate::stats::{Longest, SideStats, TableStats};
 
 #[derive(Default, Clone, Copy)]
 struct Acc {

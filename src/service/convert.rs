@@ -71,7 +71,7 @@ fn probe_message(e: &ProbeError, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             if *rules != RuleSet::default() {
                 write!(f, " --rules {rules}")?;
             }
-            f.write_str("`")
+            f.write_str("` in the server's table folder; it is found without a restart")
         }
         ProbeError::Io { path, source } => {
             write!(f, "cannot read table file {}: {source}", file_name(path))

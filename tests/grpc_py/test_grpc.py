@@ -226,3 +226,36 @@ def test_sigterm_stops_the_server_cleanly():
         srv = Server(empty)
         wait_serving(srv.channel)
         assert srv.stop() == 0
+
+
+def readme_python_snippet():
+    """The README's ```python block, verbatim."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert len(blocks) == 1, "one Python snippet in the README"
+    return blocks[0]
+
+
+def test_readme_python_snippet(server, stubs):
+    """Runs the README's client snippet (its stubs are the ones generated here) against
+    the server, and checks what it prints against the README's comments."""
+    if tables_dir_with_kqvkq() is None:
+        pytest.skip("no tables given (SHATRANJ_TB_TEST_TABLES): the snippet needs KQvKQ")
+    snippet = readme_python_snippet()
+    assert '"127.0.0.1:50051"' in snippet
+    code = snippet.replace('"127.0.0.1:50051"', repr(server.address))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "WDL_WIN 39 b3b4", lines
+    assert lines[1].startswith("StatusCode.INVALID_ARGUMENT invalid FEN"), lines
+    assert lines[2:] == ["0 WDL_DRAW", "1 WDL_LOSS"], lines
+    # the README's comments say the same
+    for line in ("# WDL_WIN 39 b3b4", "# 0 WDL_DRAW", "# 1 WDL_LOSS"):
+        assert line in snippet

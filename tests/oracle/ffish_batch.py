@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Batch oracle for tests/oracle.rs: asks pyffish (Fairy-Stockfish) about many positions.
 
-Input on stdin, one request per line: FEN <TAB> CHILDREN <TAB> SANITY, the flags '0'/'1'.
+Input on stdin, one request per line: FEN <TAB> CHILDREN <TAB> SANITY [<TAB> SAN], the flags
+'0'/'1'.
 Output on stdout, one JSON object per request, in input order:
   fen       the FEN as given
   ended     is_immediate_game_end('shatranj') -> [bool, value]: the bare-king rule
@@ -14,9 +15,10 @@ Output on stdout, one JSON object per request, in input order:
   children  (CHILDREN=1, not ended) {uci: is_immediate_game_end after that move}
   opposite_check, validate  (SANITY=1) is the side NOT to move in check (chaturanga,
             side flipped), and validate_fen's code (1 = OK)
+  san       (SAN=1) {uci: get_san} for every move listed, in the listing variant
 
-Conventions are those of ../shared/oracle/ffish_oracle.py: Q = ferz, B = alfil, values
-+32000 / -32000 / 0 from the side to move's point of view. No rule logic of ours here.
+Conventions are pyffish's own: Q = ferz, B = alfil, game values +32000 / -32000 / 0
+from the side to move's point of view. No rule logic of ours here.
 Every pyffish call costs ~3 ms, so the work is spread over SHATRANJ_ORACLE_JOBS
 processes (default 2).
 """
@@ -38,7 +40,9 @@ NO_BARE = "chaturanga"
 
 
 def answer(line):
-    fen, want_children, want_sanity = line.rstrip("\n").split("\t")
+    fields = line.rstrip("\n").split("\t")
+    fen, want_children, want_sanity = fields[:3]
+    want_san = len(fields) > 3 and fields[3] == "1"
     ended, value = sf.is_immediate_game_end(SHATRANJ, fen, [])
     out = {"fen": fen, "ended": [ended, value]}
     variant = NO_BARE if ended else SHATRANJ
@@ -50,6 +54,8 @@ def answer(line):
         out["result"] = sf.game_result(SHATRANJ, fen, [])
     if want_children == "1" and not ended:
         out["children"] = {m: list(sf.is_immediate_game_end(SHATRANJ, fen, [m])) for m in moves}
+    if want_san:
+        out["san"] = {m: sf.get_san(variant, fen, m) for m in moves}
     if want_sanity == "1":
         parts = fen.split()
         parts[1] = "b" if parts[1] == "w" else "w"

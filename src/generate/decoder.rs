@@ -1,0 +1,132 @@
+//! Decoding indices into boards, fast when they come in increasing order, with the
+//! legality checks the seed needs.
+
+use crate::attacks;
+use crate::bitboard::Bitboard;
+use crate::board::Board;
+use crate::color::Color;
+use crate::index::TableIndex;
+use crate::role::{Piece, Role};
+use crate::square::Square;
+
+/// Decodes indices that mostly come in increasing order: where the last group is a single
+/// piece, the rest of the board is decoded once per run of that piece's squares.
+pub(super) struct Decoder {
+    last: Option<(Piece, u32, u64)>,
+    /// The first index of the run of the last piece's squares decoded last (before the
+    /// first, a value no index is within a run of), and the board without that piece.
+    prefix: (u64, Option<Board>),
+    /// What the prefix board says of checks on the shah not to move, for one side to move
+    /// (see [`Decoder::decode_legal`]).
+    threats: Option<Threats>,
+}
+
+/// Whether one of `rooks` attacks `shah` on a board occupied by `occ`.
+#[inline]
+pub(super) fn rook_checks(rooks: Bitboard, shah: Square, occ: Bitboard) -> bool {
+    rooks.any() && (attacks::rook_attacks(shah, occ) & rooks).any()
+}
+
+/// Checks on the shah of the side not to move in a board without its last piece.
+#[derive(Clone, Copy)]
+pub(super) struct Threats {
+    turn: Color,
+    /// The shah that must not be in check.
+    shah: Square,
+    /// Whether a piece other than a rook already checks it (no last piece can block that).
+    leaper: bool,
+    /// The rooks of the side to move: the last piece may open or close their lines.
+    rooks: Bitboard,
+}
+
+impl Decoder {
+    pub(super) fn new(index: &TableIndex) -> Decoder {
+        Decoder {
+            last: index.last_single(),
+            prefix: (1 << 63, None),
+            threats: None,
+        }
+    }
+
+    /// The board of index `i` if, with `turn` to move, the side not to move is not in
+    /// check (the one thing a decoded board can get wrong; see
+    /// [`Generator::position_of`]). The checks of the pieces decoded once per run are
+    /// found once per run as well.
+    #[inline]
+    pub(super) fn decode_legal(
+        &mut self,
+        index: &TableIndex,
+        i: u64,
+        turn: Color,
+    ) -> Option<Board> {
+        let Some((piece, offset, squares)) = self.last else {
+            let board = index.decode(i)?;
+            let shah = board.shah_of(!turn)?;
+            return (!board.attackers_to(shah, turn, board.occupied()).any()).then_some(board);
+        };
+        // within the run: no division
+        if i.wrapping_sub(self.prefix.0) >= squares {
+            self.prefix = (index.last_run_start(i), index.decode_without_last(i));
+            self.threats = None;
+        }
+        let prefix = self.prefix.1?;
+        let threats = match self.threats {
+            Some(t) if t.turn == turn => t,
+            _ => {
+                let shah = prefix.shah_of(!turn)?;
+                let rooks = prefix.by_piece(Piece {
+                    color: turn,
+                    role: Role::Rook,
+                });
+                let t = Threats {
+                    turn,
+                    shah,
+                    leaper: (prefix.attackers_to(shah, turn, prefix.occupied()) & !rooks).any(),
+                    rooks,
+                };
+                self.threats = Some(t);
+                t
+            }
+        };
+        let sq = Square::new(offset + (i - self.prefix.0) as u32);
+        if threats.leaper || prefix.occupied().contains(sq) {
+            return None;
+        }
+        let mut board = prefix;
+        board.put_on_empty(sq, piece);
+        let occ = board.occupied();
+        let checked = (piece.color == turn
+            && attacks::attacks(piece.role, turn, sq, occ).contains(threats.shah))
+            || rook_checks(threats.rooks, threats.shah, occ);
+        debug_assert_eq!(
+            checked,
+            board.attackers_to(threats.shah, turn, occ).any(),
+            "{board:?}"
+        );
+        (!checked).then_some(board)
+    }
+
+    /// The board of index `i` (see [`TableIndex::decode`]).
+    #[inline]
+    pub(super) fn decode(&mut self, index: &TableIndex, i: u64) -> Option<Board> {
+        let board = match self.last {
+            Some((piece, offset, squares)) => {
+                if i.wrapping_sub(self.prefix.0) >= squares {
+                    self.prefix = (index.last_run_start(i), index.decode_without_last(i));
+                    self.threats = None;
+                }
+                let sq = Square::new(offset + (i - self.prefix.0) as u32);
+                self.prefix
+                    .1
+                    .filter(|b| !b.occupied().contains(sq))
+                    .map(|mut b| {
+                        b.put_on_empty(sq, piece);
+                        b
+                    })
+            }
+            None => index.decode(i),
+        };
+        debug_assert_eq!(board, index.decode(i));
+        board
+    }
+}

@@ -1,0 +1,368 @@
+//! The [`Generator`] of one table: its state arrays, the helpers the passes share, and
+//! [`Generator::run`], which runs the seed, the ply passes and the statistics.
+
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::state::*;
+use super::{GenError, Generated, Progress, SubTables, stats};
+use crate::board::Board;
+use crate::color::Color;
+use crate::index::TableIndex;
+use crate::material::Material;
+use crate::position::Position;
+use crate::role::{Piece, Role};
+use crate::rules::RuleSet;
+use crate::square::Square;
+
+pub(super) const CHUNK: u64 = 1 << 14;
+
+/// Slots per block of [`Generator::marks`] (a power of two dividing [`CHUNK`]).
+pub(super) const MARK_SHIFT: u32 = 10;
+
+/// Whether bit `i` of a bitmap kept as words of 64 is set.
+#[inline]
+pub(super) fn has_bit(words: &[AtomicU64], i: u64) -> bool {
+    words[(i / 64) as usize].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+}
+
+/// Sets `bit` in `word`, with a plain load first: most bits set here are set already, and
+/// a load costs less than a locked read-modify-write.
+#[inline]
+pub(super) fn set_bit(word: &AtomicU64, bit: u64) {
+    if word.load(Ordering::Relaxed) & bit == 0 {
+        word.fetch_or(bit, Ordering::Relaxed);
+    }
+}
+
+/// The slots of block `b` (of `1 << MARK_SHIFT`) within `slots`.
+#[inline]
+pub(super) fn block_slots(b: u64, slots: &std::ops::Range<u64>) -> std::ops::Range<u64> {
+    (b << MARK_SHIFT).max(slots.start)..((b + 1) << MARK_SHIFT).min(slots.end)
+}
+
+/// How a ply pass of losses finds the positions that win one ply later.
+///
+/// Both ways give the same table; they differ in the work done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LossPasses {
+    /// Pull where it is cheaper (see [`Generator::pull_pays`]), else push.
+    #[default]
+    Auto,
+    /// Always push: every loss marks its quiet predecessors won (un-moves).
+    Push,
+    /// Pull on every loss pass after the first: every position not yet won looks for a
+    /// quiet move into the losses (forward moves).
+    Pull,
+}
+
+/// The generator for one material under one rule set.
+pub struct Generator<'a> {
+    pub(super) index: TableIndex,
+    pub(super) loss_passes: LossPasses,
+    pub(super) rules: RuleSet,
+    pub(super) sub: &'a dyn SubTables,
+    pub(super) progress: &'a dyn Progress,
+    /// The state of every slot (see the module documentation).
+    pub(super) codes: Vec<AtomicU16>,
+    /// Per block of `1 << MARK_SHIFT` slots, bit `d % 64` is set once a slot of the block
+    /// has been given a value at distance `d` other than by a ply pass's list (by the seed,
+    /// or a loss a conversion lengthens): a ply pass scans only the blocks marked for it.
+    /// `marks[0]` holds the distances below 64, `marks[1]` the others: the passes past 63
+    /// do not scan again the blocks of the seed's many short values.
+    pub(super) marks: [Vec<AtomicU64>; 2],
+    /// The same marks per word of 64 slots, every distance `d` at bit `d % 64`: in a block
+    /// marked for its pass, the pass reads every slot only of the words marked as well.
+    pub(super) word_marks: Vec<AtomicU64>,
+    /// The frontier as one bit a slot, by parity of distance: a ply pass `n` reads and
+    /// clears `frontier[n % 2]` (the slots it lists at distance `n`) and lists the slots it
+    /// decides at `n + 1` in the other.
+    pub(super) frontier: [Vec<AtomicU64>; 2],
+    /// One bit a block of `1 << MARK_SHIFT` slots: whether any slot of the block is in the
+    /// frontier of the same parity.
+    pub(super) frontier_blocks: [Vec<AtomicU64>; 2],
+    /// One bit a block of `1 << MARK_SHIFT` slots: clear once a pull found the block has
+    /// no slot left that a later loss pass could make a win (only the seed makes such
+    /// slots, so a clear block stays so). A pull skips clear blocks.
+    pub(super) pull_blocks: Vec<AtomicU64>,
+    /// The packed conversion codes the seed found (see [`Generated::conversions`]).
+    pub(super) conversions: Vec<u8>,
+    pub(super) max_distance: AtomicU32,
+    pub(super) error: std::sync::Mutex<Option<GenError>>,
+}
+
+impl<'a> Generator<'a> {
+    /// Prepares to generate `material` (in stored form).
+    #[must_use]
+    pub fn new(
+        material: Material,
+        rules: RuleSet,
+        sub: &'a dyn SubTables,
+        progress: &'a dyn Progress,
+    ) -> Generator<'a> {
+        Generator {
+            index: TableIndex::new(material.normalized()),
+            loss_passes: LossPasses::Auto,
+            rules,
+            sub,
+            progress,
+            codes: Vec::new(),
+            marks: [Vec::new(), Vec::new()],
+            word_marks: Vec::new(),
+            frontier: [Vec::new(), Vec::new()],
+            frontier_blocks: [Vec::new(), Vec::new()],
+            pull_blocks: Vec::new(),
+            conversions: Vec::new(),
+            max_distance: AtomicU32::new(0),
+            error: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Sets how loss passes find their predecessors (the table is the same either way).
+    #[must_use]
+    pub fn loss_passes(mut self, how: LossPasses) -> Generator<'a> {
+        self.loss_passes = how;
+        self
+    }
+
+    pub(super) fn size(&self) -> u64 {
+        self.index.size()
+    }
+
+    /// Stores a decided value's code and marks its block for the ply pass of its distance
+    /// (for values that no ply pass lists; see [`Generator::list`]).
+    #[inline]
+    pub(super) fn decide(&self, slot: usize, code: u16) {
+        self.codes[slot].store(code, Ordering::Relaxed);
+        let d = distance(code);
+        let bit = 1u64 << (d % 64);
+        set_bit(&self.marks_for(d)[slot >> MARK_SHIFT], bit);
+        set_bit(&self.word_marks[slot / 64], bit);
+    }
+
+    /// The block marks that hold distance `d` (see [`Generator::marks`]).
+    #[inline]
+    pub(super) fn marks_for(&self, d: u32) -> &[AtomicU64] {
+        &self.marks[usize::from(d >= 64)]
+    }
+
+    /// Lists a slot just decided at distance `d` (the next ply's) for the pass of `d`.
+    #[inline]
+    pub(super) fn list(&self, slot: u64, d: u32) {
+        let parity = (d % 2) as usize;
+        self.frontier[parity][(slot / 64) as usize].fetch_or(1 << (slot % 64), Ordering::Relaxed);
+        let block = slot >> MARK_SHIFT;
+        set_bit(
+            &self.frontier_blocks[parity][(block / 64) as usize],
+            1 << (block % 64),
+        );
+    }
+
+    /// Notes that a value at distance `d` exists: the ply passes go on to `d` at least.
+    #[inline]
+    pub(super) fn reach(&self, d: u32) {
+        if self.max_distance.load(Ordering::Relaxed) < d {
+            self.max_distance.fetch_max(d, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn fail(&self, e: GenError) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    }
+
+    pub(super) fn failed(&self) -> bool {
+        self.error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// The position at index `i` with `turn` to move, given the index's board as
+    /// [`Decoder::decode_legal`] gives it, if the slot is used.
+    #[inline]
+    pub(super) fn position_of(
+        &self,
+        turn: Color,
+        i: u64,
+        board: Option<Board>,
+    ) -> Option<Position> {
+        // A decoded board has the material, one shah a side, the shahs apart and pawns on
+        // ranks 2-7; the decoder has ruled out a check on the side not to move.
+        debug_assert_eq!(
+            board.is_some(),
+            self.index
+                .decode(i)
+                .is_some_and(|b| Position::from_board(b, turn).is_ok())
+        );
+        let board = board?;
+        if self.index.may_be_mirror(i) && !self.index.is_canonical(i, &board) {
+            return None;
+        }
+        Some(Position::from_board_unchecked(board, turn))
+    }
+
+    /// The position at a slot already known to be used (it holds a value or a counter).
+    pub(super) fn used_position_at(&self, slot: u64) -> Position {
+        let (turn, i) = self.index.split_slot(slot);
+        let board = self.index.decode(i).expect("a used slot decodes");
+        Position::from_board_unchecked(board, turn)
+    }
+
+    /// The global slot of a position of this material (stored colours).
+    #[inline]
+    pub(super) fn slot_of(&self, pos: &Position) -> Option<u64> {
+        let i = self.index.encode(pos.board())?;
+        Some(self.index.slot(pos.turn(), i))
+    }
+
+    /// The slot of `next`, the position after a quiet move (or un-move) of `piece` from
+    /// `from` to `to` in the board of index `i` (as decoded, `fixed` if not
+    /// [`TableIndex::may_be_mirror`]), with `turn` to move: by index arithmetic when a
+    /// piece other than a shah moves and the orientation is fixed, else by encoding.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn slot_after(
+        &self,
+        i: u64,
+        board: &crate::board::Board,
+        fixed: bool,
+        piece: Piece,
+        from: Square,
+        to: Square,
+        turn: Color,
+        next: impl FnOnce() -> Position,
+    ) -> Result<u64, Position> {
+        if fixed && piece.role != Role::Shah {
+            let k = self.index.index_after_move(i, board, piece, from, to);
+            let k = self.index.slot(turn, k);
+            debug_assert_eq!(Some(k), self.slot_of(&next()));
+            Ok(k)
+        } else if let Some(k) = fixed
+            .then(|| self.shah_move_index(i, board, piece.color, to))
+            .flatten()
+        {
+            let k = self.index.slot(turn, k);
+            debug_assert_eq!(Some(k), self.slot_of(&next()));
+            Ok(k)
+        } else {
+            let p = next();
+            self.slot_of(&p).ok_or(p)
+        }
+    }
+
+    /// The index after the shah of `color` moves to `to` on the board of index `i` (as
+    /// decoded), where the board keeps its orientation (see
+    /// [`TableIndex::index_after_shah_move`]).
+    #[inline]
+    pub(super) fn shah_move_index(
+        &self,
+        i: u64,
+        board: &Board,
+        color: Color,
+        to: Square,
+    ) -> Option<u64> {
+        let (wk, bk) = match color {
+            Color::White => (to, board.shah_of(Color::Black)?),
+            Color::Black => (board.shah_of(Color::White)?, to),
+        };
+        self.index.index_after_shah_move(i, wk, bk)
+    }
+
+    /// Runs every pass and returns the table.
+    pub fn run(mut self) -> Result<Generated, GenError> {
+        let start = Instant::now();
+        let total = 2 * self.size();
+        self.codes = zeroed(total as usize);
+        let blocks = total.div_ceil(1 << MARK_SHIFT);
+        self.marks = [zeroed(blocks as usize), zeroed(blocks as usize)];
+        self.word_marks = zeroed(total.div_ceil(64) as usize);
+        self.frontier = [
+            zeroed(total.div_ceil(64) as usize),
+            zeroed(total.div_ceil(64) as usize),
+        ];
+        self.frontier_blocks = [
+            zeroed(blocks.div_ceil(64) as usize),
+            zeroed(blocks.div_ceil(64) as usize),
+        ];
+        self.pull_blocks = (0..blocks.div_ceil(64))
+            .map(|_| AtomicU64::new(u64::MAX))
+            .collect();
+
+        self.conversions = self.seed();
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        if self.progress.cancelled() {
+            return Err(GenError::Cancelled);
+        }
+        self.retrograde();
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        if self.progress.cancelled() {
+            return Err(GenError::Cancelled);
+        }
+        self.marks = [Vec::new(), Vec::new()];
+        self.word_marks = Vec::new();
+        self.frontier = [Vec::new(), Vec::new()];
+        self.frontier_blocks = [Vec::new(), Vec::new()];
+        self.pull_blocks = Vec::new();
+        let conversions = std::mem::take(&mut self.conversions);
+        // what is still undecided is a draw
+        let mut codes = std::mem::take(&mut self.codes);
+        codes.par_chunks_mut(CHUNK as usize).for_each(|chunk| {
+            for c in chunk {
+                if is_undecided(*c.get_mut()) {
+                    *c.get_mut() = 0;
+                }
+            }
+        });
+        // in place: the same size and layout
+        let codes: Vec<u16> = codes.into_iter().map(AtomicU16::into_inner).collect();
+        let material = self.index.material();
+        let stats = stats::count(&self.index, &codes, self.progress);
+        Ok(Generated {
+            material,
+            rules: self.rules,
+            codes,
+            conversions,
+            stats,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// `n` zeroed atomics (`Default` is zero), on huge pages where the system allows: the ply
+/// passes reach them at random, and 2 MiB pages spare most of the TLB misses.
+fn zeroed<A: Default>(n: usize) -> Vec<A> {
+    let mut v: Vec<A> = Vec::with_capacity(n);
+    advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<A>());
+    v.resize_with(n, A::default);
+    v
+}
+
+/// Asks the kernel to back the 2 MiB-aligned part of `[ptr, ptr + len)` with huge pages.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + len) / HUGE * HUGE;
+    if end > start {
+        // SAFETY: `[start, end)` lies inside an allocation this process owns (the caller's
+        // reserved capacity). MADV_HUGEPAGE only changes how the kernel backs those pages,
+        // never what they hold or whether they are mapped; if the kernel refuses (huge
+        // pages disabled) nothing changes, so the result is ignored.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}

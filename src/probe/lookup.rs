@@ -1,0 +1,176 @@
+//! The value of one position: where its table and slot are, the DTM code there, and
+//! WDL with the search over conversions that WDL files need.
+
+use std::path::Path;
+
+use super::registry::Slot;
+use super::{MAX_MEN, ProbeError, Tablebase};
+use crate::color::Color;
+use crate::format::{Metric, TableFile};
+use crate::index::TableIndex;
+use crate::material::Material;
+use crate::position::Position;
+use crate::value::{Value, Wdl};
+
+/// Whether a lookup may read table files, or answers from memory only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Access {
+    /// Open files and decompress blocks as needed.
+    Read,
+    /// Files already open and blocks already cached only; otherwise no answer.
+    Cached,
+}
+
+/// The slot of `pos`, of material `m` as it stands, in the table of `index` (the index of
+/// `m`'s stored form): in stored colours, where a symmetric material keeps White to move
+/// only. `None` if the board has no index (not a legal position of the material).
+pub(crate) fn stored_slot(index: &TableIndex, m: Material, pos: &Position) -> Option<u64> {
+    let pos = if m.is_mirrored_form() || (m.is_symmetric() && pos.turn() == Color::Black) {
+        pos.swap_colors()
+    } else {
+        *pos
+    };
+    let i = index.encode(pos.board())?;
+    Some(pos.turn().index() as u64 * index.size() + i)
+}
+
+impl Tablebase {
+    /// The table slot, the stored material and the slot number of a position that needs a
+    /// table.
+    pub(super) fn locate(&self, pos: &Position) -> Result<(&Slot, Material, u64), ProbeError> {
+        let m = Material::from_board(pos.board());
+        if m.men() > MAX_MEN {
+            return Err(ProbeError::TooManyMen { men: m.men() });
+        }
+        let stored = m.normalized();
+        let slot = self.present_slot(stored).ok_or(ProbeError::MissingTable {
+            material: m,
+            rules: self.rules,
+        })?;
+        let s = stored_slot(&slot.index, m, pos)
+            .expect("a legal position of the table's material has an index");
+        Ok((slot, stored, s))
+    }
+
+    /// The value (WDL and DTM) of a position for the side to move.
+    pub fn value(&self, pos: &Position) -> Result<Value, ProbeError> {
+        Ok(self
+            .value_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::value`] from memory only: `Ok(None)` if the answer needs a table file
+    /// that is not open yet or a block that is not in the cache (see
+    /// [`Tablebase::probe_cached`]).
+    pub fn value_cached(&self, pos: &Position) -> Result<Option<Value>, ProbeError> {
+        self.value_with(pos, Access::Cached)
+    }
+
+    /// The value of a position, or `None` if `access` is [`Access::Cached`] and the
+    /// answer is not in memory.
+    pub(super) fn value_with(
+        &self,
+        pos: &Position,
+        access: Access,
+    ) -> Result<Option<Value>, ProbeError> {
+        if let Some(v) = Value::of_decided(pos, self.rules) {
+            return Ok(Some(v));
+        }
+        let (slot, stored, s) = self.locate(pos)?;
+        let file = match access {
+            Access::Read => self.file(slot, stored, Metric::Dtm)?,
+            Access::Cached => {
+                let Some(file) = slot.dtm.get() else {
+                    return Ok(None);
+                };
+                file
+            }
+        };
+        Self::dtm_value(file, s, access)
+    }
+
+    /// The value at slot `s` of a DTM file, or `None` if `access` is [`Access::Cached`]
+    /// and its block is not in the cache.
+    #[inline]
+    pub(super) fn dtm_value(
+        file: &TableFile,
+        s: u64,
+        access: Access,
+    ) -> Result<Option<Value>, ProbeError> {
+        let code = match access {
+            Access::Read => file.get(s)?,
+            Access::Cached => match file.get_cached(s)? {
+                Some(code) => code,
+                None => return Ok(None),
+            },
+        };
+        Self::dtm_code_value(file.path(), s, code).map(Some)
+    }
+
+    /// The value of the code at slot `s` of the DTM file at `path`; an error naming the
+    /// file if the code is no value.
+    #[inline]
+    pub(crate) fn dtm_code_value(path: &Path, s: u64, code: u16) -> Result<Value, ProbeError> {
+        let value = Value::from_dtm_code(code);
+        if code == crate::format::UNUSED || value.to_dtm_code() != Some(code) {
+            return Err(ProbeError::Corrupt {
+                path: path.to_path_buf(),
+                message: format!("value code {code} at index {s} is not a value"),
+            });
+        }
+        Ok(value)
+    }
+
+    /// Win, draw or loss for the side to move, from the (smaller) WDL file.
+    ///
+    /// A WDL file may store, for a position whose best capture or promotion achieves its
+    /// value, any value no better (the generator's `Generated::wdl_file_values`);
+    /// so unless the file says "win", the position's conversions are probed too and the
+    /// better result is the answer.
+    pub fn wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        self.wdl_below(pos, Wdl::Win)
+    }
+
+    /// The WDL of `pos` if it is below `beta`; otherwise some value at least `beta`
+    /// (an alpha-beta search over conversions, which stops as soon as the answer is known
+    /// to be at least `beta`).
+    pub(super) fn wdl_below(&self, pos: &Position, beta: Wdl) -> Result<Wdl, ProbeError> {
+        if let Some(v) = Value::of_decided(pos, self.rules) {
+            return Ok(v.wdl());
+        }
+        let (slot, stored, s) = self.locate(pos)?;
+        let file = self.file(slot, stored, Metric::Wdl)?;
+        let mut best = match file.get(s)? {
+            0 => Wdl::Loss,
+            1 => Wdl::Draw,
+            2 => Wdl::Win,
+            code => {
+                return Err(ProbeError::Corrupt {
+                    path: file.path().to_path_buf(),
+                    message: format!("WDL code {code} at index {s} is not a value"),
+                });
+            }
+        };
+        if best >= beta {
+            return Ok(best);
+        }
+        let mut error = None;
+        pos.for_each_conversion(|m| {
+            // the child's value matters only if it is below the mirror of `best`
+            match self.wdl_below(&pos.play_unchecked(&m), best.flip()) {
+                Ok(v) => {
+                    best = best.max(v.flip());
+                    best < beta
+                }
+                Err(e) => {
+                    error = Some(e);
+                    false
+                }
+            }
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(best),
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! Which tables a [`Tablebase`] has: every material a table may exist for has a slot
+//! from the start, marked present once a file of it is found; files are opened and
+//! validated on first use; the directory is listed again on a miss (rate-limited).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::{DEFAULT_CACHE_BYTES, DTM_EXT, MAX_MEN, ProbeError, Tablebase, WDL_EXT, table_path};
+use crate::format::{Metric, TableFile};
+use crate::index::{INDEX_SCHEME, TableIndex};
+use crate::material::Material;
+use crate::rules::RuleSet;
+
+/// One material a table may exist for. Every such material has a slot from the start;
+/// `present` says whether a file of it was found in the directory (it is set once and
+/// never cleared), so registering a new table needs no change to the map.
+pub(super) struct Slot {
+    pub(super) index: TableIndex,
+    pub(super) present: AtomicBool,
+    pub(super) wdl: OnceLock<TableFile>,
+    pub(super) dtm: OnceLock<TableFile>,
+}
+
+impl Slot {
+    pub(super) fn is_present(&self) -> bool {
+        self.present.load(Ordering::Acquire)
+    }
+}
+
+/// How often, at most, a lookup that finds no table lists the directory again.
+pub const RESCAN_INTERVAL: Duration = Duration::from_secs(1);
+
+impl Tablebase {
+    /// Lists the tables of `rules` in `dir` (a missing directory holds no tables, until
+    /// some are put there). Files are opened when first needed.
+    pub fn open(dir: impl AsRef<Path>, rules: RuleSet) -> Result<Tablebase, ProbeError> {
+        let dir = dir.as_ref().to_path_buf();
+        let slots = Material::all_with_tables(MAX_MEN)
+            .into_iter()
+            .map(|m| {
+                let slot = Slot {
+                    index: TableIndex::new(m),
+                    present: AtomicBool::new(false),
+                    wdl: OnceLock::new(),
+                    dtm: OnceLock::new(),
+                };
+                (m, slot)
+            })
+            .collect();
+        let tb = Tablebase {
+            dir,
+            rules,
+            slots,
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            opened: Instant::now(),
+            next_scan_ms: AtomicU64::new(0),
+            scanning: Mutex::new(()),
+        };
+        tb.refresh()?;
+        Ok(tb)
+    }
+
+    /// Lists the directory again (after tables were generated). The same as
+    /// [`Tablebase::refresh`], kept for callers that hold the tablebase mutably.
+    pub fn rescan(&mut self) -> Result<(), ProbeError> {
+        self.refresh()
+    }
+
+    /// Lists the directory again and registers the tables that appeared since (tables
+    /// are never unregistered). Safe to call while other threads probe.
+    pub fn refresh(&self) -> Result<(), ProbeError> {
+        let _listing = self.scanning.lock().unwrap_or_else(PoisonError::into_inner);
+        self.scan()
+    }
+
+    /// After a miss: lists the directory again if the last listing is older than
+    /// [`RESCAN_INTERVAL`] and no other thread is listing it. Returns whether it listed.
+    #[cold]
+    pub(super) fn rescan_if_due(&self) -> bool {
+        let now = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if now < self.next_scan_ms.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Ok(_listing) = self.scanning.try_lock() else {
+            return false;
+        };
+        let interval = u64::try_from(RESCAN_INTERVAL.as_millis()).unwrap_or(u64::MAX);
+        self.next_scan_ms
+            .store(now.saturating_add(interval), Ordering::Relaxed);
+        // An unreadable directory is reported by `open` and `refresh`; here a miss stays
+        // a miss.
+        self.scan().is_ok()
+    }
+
+    /// The slot of a stored material, if its table is here (looking at the directory
+    /// again, rate-limited, if it is not).
+    #[inline]
+    pub(super) fn present_slot(&self, stored: Material) -> Option<&Slot> {
+        let slot = self.slots.get(&stored)?;
+        if slot.is_present() || (self.rescan_if_due() && slot.is_present()) {
+            Some(slot)
+        } else {
+            None
+        }
+    }
+
+    /// Registers every table file of the directory. The caller holds `scanning`.
+    pub(super) fn scan(&self) -> Result<(), ProbeError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => {
+                return Err(ProbeError::Io {
+                    path: self.dir.clone(),
+                    source,
+                });
+            }
+        };
+        // A table is registered by either of its files: if the other one is missing, the
+        // lookup that needs it names it.
+        let suffixes = [
+            format!(".{}.{DTM_EXT}", self.rules.slug()),
+            format!(".{}.{WDL_EXT}", self.rules.slug()),
+        ];
+        for entry in entries {
+            let entry = entry.map_err(|source| ProbeError::Io {
+                path: self.dir.clone(),
+                source,
+            })?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(stem) = suffixes.iter().find_map(|s| name.strip_suffix(s.as_str())) else {
+                continue;
+            };
+            let Ok(material) = stem.parse::<Material>() else {
+                continue;
+            };
+            if material != material.normalized() {
+                continue;
+            }
+            if let Some(slot) = self.slots.get(&material) {
+                slot.present.store(true, Ordering::Release);
+            }
+        }
+        Ok(())
+    }
+
+    /// Empties the decompressed-block cache of every open table file (their bound stays).
+    /// A long generation calls it between tables: each table reads other sub-tables, and
+    /// caches left warm by earlier ones would add up to gigabytes.
+    pub fn clear_caches(&self) {
+        for slot in self.slots.values() {
+            for file in [slot.wdl.get(), slot.dtm.get()].into_iter().flatten() {
+                let capacity = file.cache_capacity();
+                file.set_cache_capacity(0);
+                file.set_cache_capacity(capacity);
+            }
+        }
+    }
+
+    /// Bounds the decompressed-block cache of each table file opened from now on.
+    pub fn set_cache_bytes(&mut self, bytes: usize) {
+        self.cache_bytes = bytes;
+    }
+
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    #[must_use]
+    pub fn rules(&self) -> RuleSet {
+        self.rules
+    }
+
+    /// The materials with a table here, in stored form, in dependency order.
+    #[must_use]
+    pub fn materials(&self) -> Vec<Material> {
+        Material::dependency_order(
+            self.slots
+                .iter()
+                .filter(|(_, s)| s.is_present())
+                .map(|(m, _)| *m)
+                .collect(),
+        )
+    }
+
+    /// Whether a table for `material` (either colour orientation) is here. A map lookup
+    /// and an atomic load for a table already found; for one not found, the directory is
+    /// listed again at most once every [`RESCAN_INTERVAL`].
+    #[must_use]
+    pub fn has_table(&self, material: Material) -> bool {
+        self.present_slot(material.normalized()).is_some()
+    }
+
+    pub(super) fn file<'a>(
+        &self,
+        slot: &'a Slot,
+        material: Material,
+        metric: Metric,
+    ) -> Result<&'a TableFile, ProbeError> {
+        let cell = match metric {
+            Metric::Wdl => &slot.wdl,
+            Metric::Dtm => &slot.dtm,
+        };
+        if let Some(f) = cell.get() {
+            return Ok(f);
+        }
+        let path = table_path(&self.dir, material, self.rules, metric);
+        // A missing file of a registered table is named (the other file is there).
+        let file = TableFile::open_with_cache(&path, self.cache_bytes)?;
+        let meta = file.meta();
+        let corrupt = |message: String| ProbeError::Corrupt {
+            path: path.clone(),
+            message,
+        };
+        if meta.metric != metric {
+            return Err(corrupt(format!(
+                "holds {:?} values, not {metric:?}",
+                meta.metric
+            )));
+        }
+        if meta.rules_code != self.rules.code() {
+            let theirs = RuleSet::from_code(meta.rules_code).map_or_else(
+                || format!("unknown code {}", meta.rules_code),
+                |r| r.to_string(),
+            );
+            return Err(corrupt(format!(
+                "wrong rule set: the file was generated for {theirs}, not {}",
+                self.rules
+            )));
+        }
+        if meta.material != material.to_string() {
+            return Err(corrupt(format!(
+                "holds material {}, not {material}",
+                meta.material
+            )));
+        }
+        let expected_len = if material.is_symmetric() {
+            slot.index.size()
+        } else {
+            2 * slot.index.size()
+        };
+        if meta.index_scheme != INDEX_SCHEME || file.len() != expected_len {
+            return Err(corrupt(format!(
+                "index scheme {} with {} values, expected scheme {INDEX_SCHEME} with {expected_len}",
+                meta.index_scheme,
+                file.len(),
+            )));
+        }
+        let _ = cell.set(file);
+        Ok(cell.get().expect("just set"))
+    }
+
+    /// Opens both files of a table now (each validated as when first used, without
+    /// reading its blocks): an error names a missing or damaged file, the WDL file
+    /// included, which a probe by DTM never reads.
+    pub fn open_files(&self, material: Material) -> Result<(), ProbeError> {
+        let stored = material.normalized();
+        let slot = self.present_slot(stored).ok_or(ProbeError::MissingTable {
+            material,
+            rules: self.rules,
+        })?;
+        self.file(slot, stored, Metric::Dtm)?;
+        self.file(slot, stored, Metric::Wdl)?;
+        Ok(())
+    }
+
+    /// Opens both files of a table now and checks every block of each (for `verify`).
+    pub fn check_files(&self, material: Material) -> Result<(), ProbeError> {
+        let stored = material.normalized();
+        let slot = self.present_slot(stored).ok_or(ProbeError::MissingTable {
+            material,
+            rules: self.rules,
+        })?;
+        self.file(slot, stored, Metric::Wdl)?.verify_blocks()?;
+        self.file(slot, stored, Metric::Dtm)?.verify_blocks()?;
+        Ok(())
+    }
+
+    /// Every DTM code of the table of `material` (stored form), in slot order, read
+    /// whole (see [`TableFile::read_all`]): for a caller that reads a small table often.
+    pub fn read_dtm_codes(&self, material: Material) -> Result<Vec<u16>, ProbeError> {
+        let slot = self
+            .present_slot(material)
+            .ok_or(ProbeError::MissingTable {
+                material,
+                rules: self.rules,
+            })?;
+        Ok(self.file(slot, material, Metric::Dtm)?.read_all()?)
+    }
+}
