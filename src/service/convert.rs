@@ -107,14 +107,13 @@ impl ServiceError {
             ServiceError::Fen { .. } | ServiceError::Rules(_) => Code::InvalidArgument,
             ServiceError::RulesMismatch { .. } => Code::FailedPrecondition,
             ServiceError::NotReady | ServiceError::ShuttingDown => Code::Unavailable,
-            ServiceError::Probe(e) => match e {
-                ProbeError::MissingTable { .. } => Code::NotFound,
-                ProbeError::Corrupt { .. } => Code::DataLoss,
-                ProbeError::Io { .. } => Code::Unavailable,
-                ProbeError::TooManyMen { .. } => Code::InvalidArgument,
-            },
-            ServiceError::Solve(crate::solve::SolveError::Probe(e)) => {
-                ServiceError::Probe(clone_probe_error(e)).code()
+            ServiceError::Probe(e) | ServiceError::Solve(crate::solve::SolveError::Probe(e)) => {
+                match e {
+                    ProbeError::MissingTable { .. } => Code::NotFound,
+                    ProbeError::Corrupt { .. } => Code::DataLoss,
+                    ProbeError::Io { .. } => Code::Unavailable,
+                    ProbeError::TooManyMen { .. } => Code::InvalidArgument,
+                }
             }
             ServiceError::Solve(crate::solve::SolveError::InvalidOptions(_)) => {
                 Code::InvalidArgument
@@ -274,6 +273,61 @@ pub fn value_from_wire(wdl: i32, dtm: Option<u32>) -> Option<Value> {
     }
 }
 
+/// The `Solve` answer of a solution.
+#[must_use]
+pub fn solve_answer(s: &crate::solve::Solution) -> pb::SolveAnswer {
+    use crate::solve::Verdict;
+    pb::SolveAnswer {
+        fen: s.position.fen(),
+        rules: s.rules.to_string(),
+        result: match s.verdict {
+            Verdict::Win => pb::SolveResult::Win,
+            Verdict::Loss => pb::SolveResult::Loss,
+            Verdict::Draw => pb::SolveResult::Draw,
+            Verdict::Unknown => pb::SolveResult::Unknown,
+        } as i32,
+        plies: s.plies,
+        end: end_reason(s.end) as i32,
+        keys: s
+            .keys
+            .iter()
+            .map(|k| pb::SolveKey {
+                uci: k.mv.to_uci(),
+                plies: k.plies,
+            })
+            .collect(),
+        line: s.line.iter().map(crate::position::Move::to_uci).collect(),
+        tree: s.tree.as_ref().map(solve_tree),
+        proved: s.in_words(),
+        no_win_within: s.no_win_within,
+        no_loss_within: s.no_loss_within,
+        stopped: s.stopped,
+        nodes: s.nodes,
+        table_hits: s.table_hits,
+        seconds: s.seconds,
+        max_plies: s.max_plies,
+    }
+}
+
+fn solve_tree(node: &crate::solve::TreeNode) -> pb::SolveTreeNode {
+    pb::SolveTreeNode {
+        fen: node.position.fen(),
+        wdl: node.value.map_or(pb::Wdl::Unspecified, |v| wdl(v.wdl())) as i32,
+        dtm: node.value.and_then(Value::dtm),
+        end: end_reason(node.end) as i32,
+        table: node.table,
+        truncated: node.truncated,
+        moves: node
+            .moves
+            .iter()
+            .map(|(m, child)| pb::SolveTreeMove {
+                uci: m.to_uci(),
+                node: Some(solve_tree(child)),
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -352,79 +406,5 @@ mod tests {
             assert_eq!(value_from_wire(w, v.dtm()), Some(v));
         }
         assert_eq!(value_from_wire(0, None), None);
-    }
-}
-
-/// A copy of a probe error with the same code (an I/O error keeps its kind only).
-fn clone_probe_error(e: &ProbeError) -> ProbeError {
-    match e {
-        ProbeError::MissingTable { material, rules } => ProbeError::MissingTable {
-            material: *material,
-            rules: *rules,
-        },
-        ProbeError::Io { path, source } => ProbeError::Io {
-            path: path.clone(),
-            source: std::io::Error::from(source.kind()),
-        },
-        ProbeError::Corrupt { path, message } => ProbeError::Corrupt {
-            path: path.clone(),
-            message: message.clone(),
-        },
-        ProbeError::TooManyMen { men } => ProbeError::TooManyMen { men: *men },
-    }
-}
-
-/// The `Solve` answer of a solution.
-#[must_use]
-pub fn solve_answer(s: &crate::solve::Solution) -> pb::SolveAnswer {
-    use crate::solve::Verdict;
-    pb::SolveAnswer {
-        fen: s.position.fen(),
-        rules: s.rules.to_string(),
-        result: match s.verdict {
-            Verdict::Win => pb::SolveResult::Win,
-            Verdict::Loss => pb::SolveResult::Loss,
-            Verdict::Draw => pb::SolveResult::Draw,
-            Verdict::Unknown => pb::SolveResult::Unknown,
-        } as i32,
-        plies: s.plies,
-        end: end_reason(s.end) as i32,
-        keys: s
-            .keys
-            .iter()
-            .map(|k| pb::SolveKey {
-                uci: k.mv.to_uci(),
-                plies: k.plies,
-            })
-            .collect(),
-        line: s.line.iter().map(crate::position::Move::to_uci).collect(),
-        tree: s.tree.as_ref().map(solve_tree),
-        proved: s.in_words(),
-        no_win_within: s.no_win_within,
-        no_loss_within: s.no_loss_within,
-        stopped: s.stopped,
-        nodes: s.nodes,
-        table_hits: s.table_hits,
-        seconds: s.seconds,
-        max_plies: s.max_plies,
-    }
-}
-
-fn solve_tree(node: &crate::solve::TreeNode) -> pb::SolveTreeNode {
-    pb::SolveTreeNode {
-        fen: node.position.fen(),
-        wdl: node.value.map_or(pb::Wdl::Unspecified, |v| wdl(v.wdl())) as i32,
-        dtm: node.value.and_then(Value::dtm),
-        end: end_reason(node.end) as i32,
-        table: node.table,
-        truncated: node.truncated,
-        moves: node
-            .moves
-            .iter()
-            .map(|(m, child)| pb::SolveTreeMove {
-                uci: m.to_uci(),
-                node: Some(solve_tree(child)),
-            })
-            .collect(),
     }
 }
