@@ -297,17 +297,31 @@ pub fn solve(
 ) -> Result<Solution, SolveError> {
     check_options(opts)?;
     let start = Instant::now();
-    let tt = TransTable::with_bytes(opts.hash_mb << 20)
+    let max_bytes = opts.hash_mb << 20;
+    let mut tt = TransTable::with_bytes(INITIAL_TT_BYTES.min(max_bytes), max_bytes)
         .ok_or(SolveError::OutOfMemory { mb: opts.hash_mb })?;
-    let shared = Shared {
-        tb,
-        rules: tb.rules(),
-        tt: &tt,
-        stop,
-        deadline: opts.time_limit.map(|t| start + t),
-        nodes: AtomicU64::new(0),
-        table_hits: AtomicU64::new(0),
-    };
+    let deadline = opts.time_limit.map(|t| start + t);
+    let rules = tb.rules();
+    // a fn, not a closure: each call may borrow another table
+    #[allow(clippy::items_after_statements)]
+    fn shared<'b>(
+        tb: &'b Tablebase,
+        tt: &'b TransTable,
+        stop: &'b AtomicBool,
+        deadline: Option<Instant>,
+        counters: &'b (AtomicU64, AtomicU64),
+    ) -> Shared<'b> {
+        Shared {
+            tb,
+            rules: tb.rules(),
+            tt,
+            stop,
+            deadline,
+            nodes: &counters.0,
+            table_hits: &counters.1,
+        }
+    }
+    let counters = (AtomicU64::new(0), AtomicU64::new(0));
     let mut solution = Solution {
         position: *pos,
         rules: tb.rules(),
@@ -328,35 +342,42 @@ pub fn solve(
     };
 
     let root_value = {
-        let mut s = Search::new(&shared);
+        let root = shared(tb, &tt, stop, deadline, &counters);
+        let mut s = Search::new(&root);
         let leaf = s.leaf(pos).map_err(interrupt_error)?;
         match leaf {
             Some(v) => Some(v),
-            None if !pos.has_legal_move() => Some(no_move_value(pos, shared.rules)),
+            None if !pos.has_legal_move() => Some(no_move_value(pos, rules)),
             None => None,
         }
     };
     let value = match root_value {
         Some(v) => {
             solution.from_table = true;
-            solution.keys = root_keys_from_values(&shared, pos, v)?;
+            solution.keys =
+                root_keys_from_values(&shared(tb, &tt, stop, deadline, &counters), pos, v)?;
             Some(v)
         }
-        None => deepen(&shared, pos, opts, progress, &mut solution)?,
+        None => {
+            let mut value = None;
+            let mut next = Some(1);
+            while let Some(from) = next {
+                let step = shared(tb, &tt, stop, deadline, &counters);
+                let (v, resume) = deepen(&step, from, pos, opts, progress, &mut solution)?;
+                value = v;
+                next = resume;
+                if let Some(bigger) = resume.and_then(|_| grow_to(&tt, max_bytes, &counters.0)) {
+                    tt = bigger;
+                }
+            }
+            value
+        }
     };
 
     // The line and the tree read what the search proved; they run without a deadline
     // (they only look up bounds the table holds, or re-prove short ones).
     let no_stop = AtomicBool::new(false);
-    let explain = Shared {
-        tb,
-        rules: shared.rules,
-        tt: &tt,
-        stop: &no_stop,
-        deadline: None,
-        nodes: AtomicU64::new(0),
-        table_hits: AtomicU64::new(0),
-    };
+    let explain = shared(tb, &tt, &no_stop, None, &counters);
     if let Some(v) = value {
         solution.verdict = match v {
             Value::Win(_) => Verdict::Win,
@@ -376,12 +397,12 @@ pub fn solve(
                 );
             }
         } else {
-            solution.end = pos.outcome(shared.rules).map(|o| o.reason());
+            solution.end = pos.outcome(rules).map(|o| o.reason());
         }
     }
-    solution.nodes = shared.nodes.load(Ordering::Relaxed) + explain.nodes.load(Ordering::Relaxed);
-    solution.table_hits =
-        shared.table_hits.load(Ordering::Relaxed) + explain.table_hits.load(Ordering::Relaxed);
+    drop(explain);
+    solution.nodes = counters.0.load(Ordering::Relaxed);
+    solution.table_hits = counters.1.load(Ordering::Relaxed);
     solution.seconds = start.elapsed().as_secs_f64();
     Ok(solution)
 }
@@ -442,18 +463,19 @@ fn root_keys_from_values(
 /// which stay a fraction of the win proofs.)
 fn deepen(
     shared: &Shared<'_>,
+    from: u32,
     pos: &Position,
     opts: &SolveOptions,
     progress: &dyn SolveProgress,
     solution: &mut Solution,
-) -> Result<Option<Value>, SolveError> {
+) -> Result<(Option<Value>, Option<u32>), SolveError> {
     let children = root_moves(pos);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
         .map_err(|e| SolveError::InvalidOptions(format!("cannot start threads: {e}")))?;
     let start = Instant::now();
-    for d in 1..=opts.max_plies {
+    for d in from..=opts.max_plies {
         let outcome = pool.install(|| {
             if d % 2 == 1 {
                 win_step(shared, &children, d)
@@ -464,7 +486,7 @@ fn deepen(
         match outcome {
             Ok(Some((v, keys))) => {
                 solution.keys = keys;
-                return Ok(Some(v));
+                return Ok((Some(v), None));
             }
             Ok(None) => {
                 if d % 2 == 1 {
@@ -473,15 +495,37 @@ fn deepen(
                     solution.no_loss_within = Some(d);
                 }
                 progress.depth_done(d, shared.nodes.load(Ordering::Relaxed), start.elapsed());
+                if d < opts.max_plies && wants_growth(shared.tt, shared.nodes) {
+                    return Ok((None, Some(d + 1)));
+                }
             }
             Err(Interrupt::Stopped) => {
                 solution.stopped = true;
-                return Ok(None);
+                return Ok((None, None));
             }
             Err(Interrupt::Probe(e)) => return Err(e.into()),
         }
     }
-    Ok(None)
+    Ok((None, None))
+}
+
+/// The transposition table starts small (a small problem then touches little memory)
+/// and grows between two steps of the deepening, up to `--hash`, once the nodes searched
+/// so far outnumber its entries.
+const INITIAL_TT_BYTES: usize = 1 << 20;
+
+fn wants_growth(tt: &TransTable, nodes: &AtomicU64) -> bool {
+    nodes.load(Ordering::Relaxed) > tt.entries() as u64 && !tt.is_full_size()
+}
+
+/// A table four times larger (at most `max_bytes`) holding what `tt` holds, if `tt`
+/// wants to grow and the memory can be had.
+fn grow_to(tt: &TransTable, max_bytes: usize, nodes: &AtomicU64) -> Option<TransTable> {
+    if nodes.load(Ordering::Relaxed) <= tt.entries() as u64 {
+        return None;
+    }
+    let bytes = (tt.bytes() * 4).min(max_bytes);
+    (bytes > tt.bytes()).then(|| tt.grown(bytes)).flatten()
 }
 
 /// Does a root move leave the opponent lost within `d - 1` plies? The value and every

@@ -50,8 +50,8 @@ pub(crate) struct Shared<'a> {
     pub tt: &'a TransTable,
     pub stop: &'a AtomicBool,
     pub deadline: Option<Instant>,
-    pub nodes: AtomicU64,
-    pub table_hits: AtomicU64,
+    pub nodes: &'a AtomicU64,
+    pub table_hits: &'a AtomicU64,
 }
 
 /// Nodes counted locally between looks at the clock and the stop flag.

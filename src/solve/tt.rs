@@ -78,12 +78,14 @@ pub(crate) struct TransTable {
     words: Words,
     /// Buckets minus one (a power of two minus one).
     mask: u64,
+    /// The size in bytes the table may grow to ([`TransTable::grown`]).
+    limit: usize,
 }
 
 impl TransTable {
-    /// A table of at most `bytes` bytes (at least one bucket), or `None` if the memory
-    /// cannot be had.
-    pub fn with_bytes(bytes: usize) -> Option<TransTable> {
+    /// A table of at most `bytes` bytes (at least one bucket), which may grow to
+    /// `limit` bytes, or `None` if the memory cannot be had.
+    pub fn with_bytes(bytes: usize, limit: usize) -> Option<TransTable> {
         let bucket_bytes = WAYS * ENTRY_BYTES;
         let buckets = (bytes / bucket_bytes).max(1);
         // round down to a power of two
@@ -92,7 +94,39 @@ impl TransTable {
         Some(TransTable {
             words,
             mask: buckets as u64 - 1,
+            limit,
         })
+    }
+
+    /// Entries the table holds at most.
+    pub fn entries(&self) -> usize {
+        self.words.len / 2
+    }
+
+    /// Its size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.words.len * 8
+    }
+
+    /// Whether it cannot grow any more (doubling would pass its limit).
+    pub fn is_full_size(&self) -> bool {
+        self.bytes() * 2 > self.limit
+    }
+
+    /// A table of `bytes` bytes (at most the limit) holding every entry of this one that
+    /// finds room, or `None` if the memory cannot be had. Not to be called while other
+    /// threads use the table.
+    pub fn grown(&self, bytes: usize) -> Option<TransTable> {
+        let bigger = TransTable::with_bytes(bytes.min(self.limit), self.limit)?;
+        let words = self.words.as_slice();
+        for pair in words.chunks_exact(2) {
+            let check = pair[0].load(Ordering::Relaxed);
+            let data = pair[1].load(Ordering::Relaxed);
+            if data != 0 {
+                bigger.add(check ^ data, Bounds::unpack(data));
+            }
+        }
+        Some(bigger)
     }
 
     fn bucket(&self, key: u64) -> usize {
@@ -202,7 +236,7 @@ mod tests {
 
     #[test]
     fn facts_merge_and_survive() {
-        let tt = TransTable::with_bytes(1 << 12).unwrap();
+        let tt = TransTable::with_bytes(1 << 12, 1 << 12).unwrap();
         let key = 0x1234_5678_9abc_def0;
         assert_eq!(tt.get(key), Bounds::UNKNOWN);
         tt.add(
@@ -223,6 +257,33 @@ mod tests {
         assert_eq!((b.no_win_below, b.win_within), (6, 9));
         // a different key in the same bucket does not see it
         assert_eq!(tt.get(key ^ (1 << 40)), Bounds::UNKNOWN);
+    }
+
+    #[test]
+    fn growing_keeps_the_facts() {
+        let tt = TransTable::with_bytes(1 << 10, 1 << 14).unwrap();
+        let facts = |k: u64| Bounds {
+            no_win_below: (k % 200) as u8 + 1,
+            ..Bounds::UNKNOWN
+        };
+        let keys: Vec<u64> = (1..20u64)
+            .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        for &k in &keys {
+            tt.add(k, facts(k));
+        }
+        let kept: Vec<u64> = keys
+            .iter()
+            .copied()
+            .filter(|&k| tt.get(k) != Bounds::UNKNOWN)
+            .collect();
+        assert!(!kept.is_empty());
+        let big = tt.grown(1 << 14).unwrap();
+        assert_eq!(big.bytes(), 1 << 14);
+        assert!(big.is_full_size() && !tt.is_full_size());
+        for k in kept {
+            assert_eq!(big.get(k), facts(k));
+        }
     }
 
     #[test]
