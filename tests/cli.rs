@@ -101,7 +101,11 @@ fn solve_proves_a_mansuba_in_words_and_json() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("White wins in 5 plies by shah mat"), "{out}");
-    assert!(out.contains("Key (unique): g3h5 (5 plies)"), "{out}");
+    assert!(out.contains("Key (unique): Nh5+ g3h5 (5 plies)"), "{out}");
+    assert!(
+        out.contains("Main line: 1. Nh5+ Rxh5 2. Rxg6+ Kxg6 3. Re6# (checkmate)"),
+        "{out}"
+    );
     let o = run(&[
         "solve", ABU_NAIM, "--plies", "7", "--tables", tables, "--json",
     ]);
@@ -110,7 +114,14 @@ fn solve_proves_a_mansuba_in_words_and_json() {
     assert_eq!(j["result"], "win");
     assert_eq!(j["plies"], 5);
     assert_eq!(j["end"], "checkmate");
-    assert_eq!(j["keys"], serde_json::json!([{"uci": "g3h5", "plies": 5}]));
+    assert_eq!(
+        j["keys"],
+        serde_json::json!([{"uci": "g3h5", "san": "Nh5+", "plies": 5}])
+    );
+    assert_eq!(
+        j["line_san"],
+        serde_json::json!(["Nh5+", "Rxh5", "Rxg6+", "Kxg6", "Re6#"])
+    );
     assert_eq!(
         j["line"],
         serde_json::json!(["g3h5", "h7h5", "g1g6", "f6g6", "e1e6"])
@@ -142,7 +153,7 @@ fn solve_refuses_bad_input_as_a_user_error() {
         (vec!["solve", ABU_NAIM, "--plies", "999"], "plies"),
         (vec!["solve", ABU_NAIM, "--hash", "0"], "hash"),
         (vec!["solve", ABU_NAIM, "--hash", "99999999"], "hash"),
-        (vec!["solve", ABU_NAIM, "--time", "-3"], "--time"),
+        (vec!["solve", ABU_NAIM, "--time", "0"], "--time"),
         (vec!["solve", ABU_NAIM, "--threads", "100000"], "threads"),
     ] {
         let o = run(&args);

@@ -635,7 +635,10 @@ async fn solve_proves_dilaram_and_refuses_bad_bounds() {
     assert_eq!(j["result"], "win");
     assert_eq!(j["plies"], 11);
     assert_eq!(j["end"], "checkmate");
-    assert_eq!(j["keys"], serde_json::json!([{"uci": "h4h8", "plies": 11}]));
+    assert_eq!(
+        j["keys"],
+        serde_json::json!([{"uci": "h4h8", "san": "Rh8+", "plies": 11}])
+    );
     assert_eq!(j["line"].as_array().unwrap().len(), 11);
     assert_eq!(j["tree"]["moves"][0]["uci"], "h4h8");
     let a = server

@@ -133,14 +133,22 @@ pub fn solution_text(s: &Solution) -> String {
         let keys: Vec<String> = s
             .keys
             .iter()
-            .map(|k| format!("{} ({} plies)", k.mv.to_uci(), k.plies))
+            .map(|k| {
+                format!(
+                    "{} {} ({} plies)",
+                    s.position.san(&k.mv),
+                    k.mv.to_uci(),
+                    k.plies
+                )
+            })
             .collect();
         let _ = writeln!(out, "{what}: {}", keys.join(", "));
     }
     if !s.line.is_empty() {
         let line: Vec<String> = s.line.iter().map(|m| m.to_uci()).collect();
         let end = s.end.map(|e| format!(" ({e})")).unwrap_or_default();
-        let _ = writeln!(out, "Main line: {}{end}", line.join(" "));
+        let _ = writeln!(out, "Main line: {}{end}", s.line_text());
+        let _ = writeln!(out, "      UCI: {}", line.join(" "));
     }
     if let Some(tree) = &s.tree {
         if !tree.moves.is_empty() {
@@ -181,8 +189,9 @@ fn tree_text(out: &mut String, node: &TreeNode, indent: usize) {
         }
         let _ = writeln!(
             out,
-            "{:width$}{:<6} {note}",
+            "{:width$}{:<7} {:<6} {note}",
             "",
+            node.position.san(m),
             m.to_uci(),
             width = indent * 2
         );

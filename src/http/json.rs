@@ -17,7 +17,6 @@
 
 use serde::Serialize;
 
-use super::san::san;
 use crate::probe::{LineStep, MoveProbe, SideStats, TableInfo};
 use crate::{Color, EndReason, Material, Move, Outcome, Position, RuleSet, Value};
 
@@ -106,7 +105,6 @@ pub struct ProbeAnswer {
 /// The probe answer of `pos`, whose moves and values `probe` holds.
 #[must_use]
 pub fn probe(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> ProbeAnswer {
-    let legal = || probe.moves.iter().map(|(m, _)| *m);
     let moves = probe
         .moves
         .iter()
@@ -115,7 +113,7 @@ pub fn probe(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> ProbeAnswer {
             let value = after_move(*v);
             MoveAnswer {
                 uci: m.to_uci(),
-                san: san(pos, m, legal(), &after),
+                san: pos.san(m),
                 category: category(value),
                 dtz: None,
                 precise_dtz: None,
@@ -190,7 +188,7 @@ pub fn line(
     for step in steps {
         let (m, after) = pos.play_uci(&step.uci).map_err(|e| e.to_string())?;
         mainline.push(LineMove {
-            san: san(&pos, &m, pos.legal_moves().iter().copied(), &after),
+            san: pos.san(&m),
             uci: step.uci.clone(),
             dtz: None,
             category: category(step.value),

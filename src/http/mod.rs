@@ -27,7 +27,6 @@
 //! probes ([`crate::service::Limits::max_blocking_probes`]).
 
 mod json;
-mod san;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};

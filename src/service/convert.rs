@@ -294,6 +294,7 @@ pub fn solve_answer(s: &crate::solve::Solution) -> pb::SolveAnswer {
             .map(|k| pb::SolveKey {
                 uci: k.mv.to_uci(),
                 plies: k.plies,
+                san: s.position.san(&k.mv),
             })
             .collect(),
         line: s.line.iter().map(crate::position::Move::to_uci).collect(),
@@ -306,6 +307,7 @@ pub fn solve_answer(s: &crate::solve::Solution) -> pb::SolveAnswer {
         table_hits: s.table_hits,
         seconds: s.seconds,
         max_plies: s.max_plies,
+        line_san: s.line_san(),
     }
 }
 
@@ -323,6 +325,7 @@ fn solve_tree(node: &crate::solve::TreeNode) -> pb::SolveTreeNode {
             .map(|(m, child)| pb::SolveTreeMove {
                 uci: m.to_uci(),
                 node: Some(solve_tree(child)),
+                san: node.position.san(m),
             })
             .collect(),
     }

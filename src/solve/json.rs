@@ -11,8 +11,48 @@ fn dtm(v: Option<Value>) -> Json {
 }
 
 impl Solution {
+    /// The main line in short algebraic notation, as Fairy-Stockfish writes it.
+    #[must_use]
+    pub fn line_san(&self) -> Vec<String> {
+        let mut pos = self.position;
+        self.line
+            .iter()
+            .map(|m| {
+                let san = pos.san(m);
+                pos = pos.play_unchecked(m);
+                san
+            })
+            .collect()
+    }
+
+    /// The main line in SAN with move numbers: `1. Rh8+ Kxh8 2. Bf5+ ...` (`1... ` if
+    /// Black moves first).
+    #[must_use]
+    pub fn line_text(&self) -> String {
+        let mut out = String::new();
+        let mut number = 1;
+        let mut white = self.position.turn() == crate::color::Color::White;
+        for (i, san) in self.line_san().into_iter().enumerate() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            if white {
+                out.push_str(&format!("{number}. "));
+            } else if i == 0 {
+                out.push_str(&format!("{number}... "));
+            }
+            if !white {
+                number += 1;
+            }
+            white = !white;
+            out.push_str(&san);
+        }
+        out
+    }
+
     /// The `solve --json` object: `fen`, `rules`, `result` (`win`, `loss`, `draw`,
-    /// `unknown`), `plies`, `end`, `keys` (`[{uci, plies}]`), `line` (UCI), `tree`,
+    /// `unknown`), `plies`, `end`, `keys` (`[{uci, san, plies}]`), `line` (UCI),
+    /// `line_san`, `tree` (moves with `uci` and `san`),
     /// `proved` (in words), `max_plies`, `no_win_within`, `no_loss_within`,
     /// `from_table`, `stopped`, `nodes`, `table_hits`, `seconds`.
     #[must_use]
@@ -21,7 +61,7 @@ impl Solution {
         let keys: Vec<Json> = self
             .keys
             .iter()
-            .map(|k| json!({"uci": k.mv.to_uci(), "plies": k.plies}))
+            .map(|k| json!({"uci": k.mv.to_uci(), "san": self.position.san(&k.mv), "plies": k.plies}))
             .collect();
         json!({
             "fen": Fen::from_position(&self.position).to_string(),
@@ -31,6 +71,7 @@ impl Solution {
             "end": self.end.map(|e| e.as_str()),
             "keys": keys,
             "line": line,
+            "line_san": self.line_san(),
             "tree": self.tree.as_ref().map_or(Json::Null, tree_json),
             "proved": self.in_words(),
             "max_plies": self.max_plies,
@@ -51,7 +92,9 @@ fn tree_json(node: &TreeNode) -> Json {
     let moves: Vec<Json> = node
         .moves
         .iter()
-        .map(|(m, child)| json!({"uci": m.to_uci(), "node": tree_json(child)}))
+        .map(|(m, child)| {
+            json!({"uci": m.to_uci(), "san": node.position.san(m), "node": tree_json(child)})
+        })
         .collect();
     json!({
         "fen": Fen::from_position(&node.position).to_string(),

@@ -213,7 +213,8 @@ def test_solve_streams_progress_then_the_proof(server, stubs):
         5,
         pb2.END_REASON_CHECKMATE,
     )
-    assert [(k.uci, k.plies) for k in answer.keys] == [("g3h5", 5)]
+    assert [(k.uci, k.san, k.plies) for k in answer.keys] == [("g3h5", "Nh5+", 5)]
+    assert list(answer.line_san) == ["Nh5+", "Rxh5", "Rxg6+", "Kxg6", "Re6#"]
     assert list(answer.line)[:1] == ["g3h5"] and len(answer.line) == 5
     assert answer.proved == "White wins in 5 plies by shah mat"
     with pytest.raises(grpc.RpcError) as caught:

@@ -233,7 +233,8 @@ def test_solve_dilaram_and_its_bound(tb):
     fen = "1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1"
     s = tb.solve(fen, plies=11, tree_depth=2)
     assert (s["result"], s["plies"], s["end"]) == ("win", 11, "checkmate")
-    assert s["keys"] == [{"uci": "h4h8", "plies": 11}]
+    assert s["keys"] == [{"uci": "h4h8", "san": "Rh8+", "plies": 11}]
+    assert s["line_san"][:3] == ["Rh8+", "Kxh8", "Bf5+"]
     assert len(s["line"]) == 11 and s["line"][0] == "h4h8"
     assert s["tree"]["moves"][0]["uci"] == "h4h8"
     short = tb.solve(fen, plies=9)
