@@ -400,7 +400,6 @@ pub fn solve(
             solution.end = pos.outcome(rules).map(|o| o.reason());
         }
     }
-    drop(explain);
     solution.nodes = counters.0.load(Ordering::Relaxed);
     solution.table_hits = counters.1.load(Ordering::Relaxed);
     solution.seconds = start.elapsed().as_secs_f64();
