@@ -24,7 +24,7 @@ use anyhow::{Context as _, bail};
 use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
-use shatranj_tb::{Material, Position};
+use shatranj_tb::{Board, Color, Material, Piece, Position, Square};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
@@ -267,40 +267,21 @@ fn positions(args: &Args) -> anyhow::Result<Vec<String>> {
         if tries > 1_000_000 {
             bail!("could not place {name} legally");
         }
-        let mut board = [None::<char>; 64];
-        for &p in &pieces {
-            let free: Vec<usize> = (0..64).filter(|&s| board[s].is_none()).collect();
-            board[free[rng.gen_range(0..free.len())]] = Some(p);
+        let mut board = Board::empty();
+        for &c in &pieces {
+            let free: Vec<u32> = (0..64)
+                .filter(|&s| !board.occupied().contains(Square::new(s)))
+                .collect();
+            let piece = Piece::from_char(c).context("a piece letter")?;
+            board.set_piece_at(Square::new(free[rng.gen_range(0..free.len())]), piece);
         }
-        let mut fen = String::new();
-        for rank in (0..8).rev() {
-            let mut empty = 0;
-            for file in 0..8 {
-                match board[rank * 8 + file] {
-                    Some(p) => {
-                        if empty > 0 {
-                            fen.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        fen.push(p);
-                    }
-                    None => empty += 1,
-                }
-            }
-            if empty > 0 {
-                fen.push_str(&empty.to_string());
-            }
-            if rank > 0 {
-                fen.push('/');
-            }
-        }
-        fen.push_str(if rng.gen_bool(0.5) {
-            " w - - 0 1"
+        let turn = if rng.gen_bool(0.5) {
+            Color::White
         } else {
-            " b - - 0 1"
-        });
-        if Position::from_fen(&fen).is_ok() {
-            fens.push(fen);
+            Color::Black
+        };
+        if let Ok(pos) = Position::from_board(board, turn) {
+            fens.push(pos.fen());
         }
     }
     Ok(fens)
