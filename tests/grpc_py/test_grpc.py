@@ -230,11 +230,13 @@ def test_sigterm_stops_the_server_cleanly():
 
 
 def readme_python_snippet():
-    """The README's ```python block, verbatim."""
+    """The README's ```python block of the gRPC client (the one that connects to the
+    server), verbatim."""
     readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    assert len(blocks) == 1, "one Python snippet in the README"
-    return blocks[0]
+    clients = [b for b in blocks if "grpc.insecure_channel" in b]
+    assert len(clients) == 1, "one gRPC client snippet in the README"
+    return clients[0]
 
 
 def test_readme_python_snippet(server, stubs):
