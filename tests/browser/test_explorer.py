@@ -40,7 +40,7 @@ def start_server(binary, tables):
         m = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
         if m:
             url = m.group(1)
-        if "tables open, serving" in line:
+        if "serving shatranj.tablebase.v1.Tablebase" in line:
             return proc, url
     proc.kill()
     raise SystemExit(f"the server did not start (last line: {line!r})")
