@@ -13,6 +13,7 @@ EndName = Literal["checkmate", "stalemate", "bare-king"]
 
 class MoveValue(TypedDict):
     uci: str
+    san: str
     wdl: WdlName
     dtm: Optional[int]
 

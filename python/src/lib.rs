@@ -127,19 +127,29 @@ impl Tablebase {
 
     /// The value and every legal move with its value, best first: a dict with the fields
     /// of `shatranj-tb probe --json` (fen, material, rules, wdl, dtm, end, best_move,
-    /// moves[{uci, wdl, dtm}]).
+    /// moves[{uci, san, wdl, dtm}]).
     fn probe<'py>(&self, py: Python<'py>, fen: &str) -> PyResult<Bound<'py, PyDict>> {
         let tb = &self.tb;
-        let r = py.detach(|| {
+        let (r, sans) = py.detach(|| {
             let pos = parse(fen)?;
-            tb.probe(&pos).map_err(Error::Probe)
+            let r = tb.probe(&pos).map_err(Error::Probe)?;
+            let sans: Vec<String> = r
+                .moves
+                .iter()
+                .map(|m| {
+                    pos.play_uci(&m.uci)
+                        .map_or_else(|_| String::new(), |(mv, _)| pos.san(&mv))
+                })
+                .collect();
+            Ok::<_, Error>((r, sans))
         })?;
         let d = position_dict(py, &r)?;
         d.set_item("best_move", r.best_move().map(|m| m.uci.as_str()))?;
         let moves = PyList::empty(py);
-        for m in &r.moves {
+        for (m, san) in r.moves.iter().zip(&sans) {
             let item = PyDict::new(py);
             item.set_item("uci", &m.uci)?;
+            item.set_item("san", san)?;
             item.set_item("wdl", m.value.wdl().as_str())?;
             item.set_item("dtm", m.value.dtm())?;
             moves.append(item)?;
