@@ -74,7 +74,7 @@ def test_diamond(tb):
     assert r["rules"] == "bare-king=counter,stalemate=loss" == shatranj_tb.DEFAULT_RULES
     assert (r["wdl"], r["dtm"], r["end"]) == ("win", 39, None)
     assert r["best_move"] == r["moves"][0]["uci"]
-    assert r["moves"][0] == {"uci": r["best_move"], "wdl": "win", "dtm": 39}
+    assert r["moves"][0] == {"uci": r["best_move"], "san": "Kb4", "wdl": "win", "dtm": 39}
     assert len(r["moves"]) == 9
     assert tb.wdl(DIAMOND) == shatranj_tb.WIN == 1
     assert tb.dtm(DIAMOND) == 39
