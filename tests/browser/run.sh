@@ -30,16 +30,8 @@ done
 export SHATRANJ_TB_CHROMIUM="$(command -v chromium)"
 export SHATRANJ_TB_CHROMEDRIVER="$(command -v chromedriver)"
 
-venv="$root/target/browser-venv"
-stamp="$venv/.requirements"
-if [[ ! -x "$venv/bin/python" ]]; then
-    python3 -m venv "$venv"
-fi
-if ! cmp -s tests/browser/requirements.txt "$stamp"; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r tests/browser/requirements.txt
-    cp tests/browser/requirements.txt "$stamp"
-fi
+source "$root/tests/support/venv.sh"
+ensure_venv browser-venv tests/browser/requirements.txt
 
 if [[ -z "${SHATRANJ_TB_BIN:-}" ]]; then
     cargo build --release --quiet --bin shatranj-tb

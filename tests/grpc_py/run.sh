@@ -17,16 +17,8 @@ if [[ $# -gt 0 ]]; then
     export SHATRANJ_TB_TEST_TABLES="$(cd "$1" && pwd)"
 fi
 
-venv="$root/target/grpc-venv"
-stamp="$venv/.requirements"
-if [[ ! -x "$venv/bin/python" ]]; then
-    python3 -m venv "$venv"
-fi
-if ! cmp -s tests/grpc_py/requirements.txt "$stamp"; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r tests/grpc_py/requirements.txt
-    cp tests/grpc_py/requirements.txt "$stamp"
-fi
+source "$root/tests/support/venv.sh"
+ensure_venv grpc-venv tests/grpc_py/requirements.txt
 
 if [[ -z "${SHATRANJ_TB_BIN:-}" ]]; then
     cargo build --release --quiet --bin shatranj-tb

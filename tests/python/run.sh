@@ -15,16 +15,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 export SHATRANJ_TB_TEST_TABLES="$(cd "${1:?usage: tests/python/run.sh TABLES_DIR}" && pwd)"
 
-venv="$root/target/py-venv"
-stamp="$venv/.requirements"
-if [[ ! -x "$venv/bin/python" ]]; then
-    python3 -m venv "$venv"
-fi
-if ! cmp -s tests/python/requirements.txt "$stamp"; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r tests/python/requirements.txt
-    cp tests/python/requirements.txt "$stamp"
-fi
+source "$root/tests/support/venv.sh"
+ensure_venv py-venv tests/python/requirements.txt
 
 # The build tools are in the venv already: no isolated build environment to download.
 start=$SECONDS
