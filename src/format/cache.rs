@@ -1,34 +1,42 @@
 //! A bounded cache of decompressed blocks, shared by all threads using one table file.
 //!
-//! Blocks are spread over up to [`MAX_SHARDS`] shards by block number (`block % shards`),
-//! each behind its own `Mutex`, so threads probing different blocks rarely meet. A shard
-//! finds a block by direct indexing (`block / shards`), without hashing, and evicts with
-//! CLOCK (second chance). A warm hit locks one shard, reads a value and unlocks: no heap
-//! allocation, no reference counting.
+//! **Reads take no lock and write no shared memory.** Each block has its own atomic
+//! pointer: a warm hit pins the current thread in an epoch (a write to a thread-local
+//! slot only), loads the pointer and reads the block. Blocks are spread over up to
+//! [`MAX_SHARDS`] shards by block number (`block % shards`), each behind its own `Mutex`
+//! that only inserts and evictions take. Evictions use CLOCK (second chance); the
+//! "recently used" bit of a block is written by a reader only when it is clear, so a
+//! hot block's cache line stays shared between the cores that read it. An evicted block
+//! is unlinked at once and freed when every thread that might still be reading it has
+//! left its epoch (epoch-based reclamation, `crossbeam-epoch`).
 //!
 //! Memory bound: each shard keeps at most `capacity / shards` bytes, but always keeps at
 //! least the one block it was just asked for, so the true bound is
-//! `max(capacity, shards × block bytes)`.
+//! `max(capacity, shards × block bytes)`, plus evicted blocks not yet freed (those still
+//! being read, and those whose epoch has not yet been collected: a few per thread).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+// Epoch-based reclamation needs `unsafe` to dereference the shared pointers and to
+// retire them; each use states its invariant.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crossbeam_epoch::{self as epoch, Atomic, Owned};
 
 /// Upper bound on the number of shards.
 pub const MAX_SHARDS: u32 = 64;
 
-const NONE: u32 = u32::MAX;
-
-struct Slot {
-    block: u32,
-    referenced: bool,
+/// A decompressed block and its CLOCK bit.
+struct Block {
+    referenced: AtomicBool,
     data: Box<[u8]>,
 }
 
+/// The eviction state of one shard: which of its blocks are resident, in CLOCK order.
 #[derive(Default)]
 struct Shard {
-    /// For local block number `block / shards`: index into `slots`, or `NONE`.
-    slot_of: Vec<u32>,
-    slots: Vec<Slot>,
+    resident: Vec<u32>,
     hand: usize,
     bytes: usize,
 }
@@ -39,54 +47,46 @@ struct Shard {
 struct PaddedShard(Mutex<Shard>);
 
 pub struct BlockCache {
+    /// For each block, the cached copy or null. Non-null pointers are set and cleared
+    /// only under the lock of the block's shard; readers only load them.
+    blocks: Box<[Atomic<Block>]>,
     shards: Box<[PaddedShard]>,
     n_shards: u32,
     capacity: AtomicUsize,
 }
 
 impl Shard {
-    fn slot(&self, local: usize) -> Option<usize> {
-        match self.slot_of.get(local) {
-            Some(&i) if i != NONE => usize::try_from(i).ok(),
-            _ => None,
-        }
-    }
-
     /// Evicts one block chosen by CLOCK. No-op if the shard is empty.
-    fn evict_one(&mut self, n_shards: u32) {
-        if self.slots.is_empty() {
-            return;
-        }
-        loop {
-            if self.hand >= self.slots.len() {
+    fn evict_one(&mut self, blocks: &[Atomic<Block>], guard: &epoch::Guard) {
+        while !self.resident.is_empty() {
+            if self.hand >= self.resident.len() {
                 self.hand = 0;
             }
-            let slot = &mut self.slots[self.hand];
-            if slot.referenced {
-                slot.referenced = false;
+            let b = self.resident[self.hand] as usize;
+            let shared = blocks[b].load(Ordering::Acquire, guard);
+            // SAFETY: a resident block's pointer is non-null and points to a live Block:
+            // it was stored by `insert_with` under this shard's lock (which we hold) and
+            // is cleared (and the Block retired) only below, under the same lock.
+            let block = unsafe { shared.deref() };
+            if block.referenced.load(Ordering::Relaxed) {
+                block.referenced.store(false, Ordering::Relaxed);
                 self.hand += 1;
                 continue;
             }
-            let victim = self.slots.swap_remove(self.hand);
-            self.bytes -= victim.data.len();
-            self.set_slot_of(victim.block / n_shards, NONE);
-            if let Some(moved) = self.slots.get(self.hand) {
-                let (block, idx) = (moved.block, self.hand as u32);
-                self.set_slot_of(block / n_shards, idx);
-            }
+            self.resident.swap_remove(self.hand);
+            self.bytes -= block.data.len();
+            let old = blocks[b].swap(epoch::Shared::null(), Ordering::AcqRel, guard);
+            // SAFETY: `old` is now unreachable from `blocks` (we just cleared the only
+            // pointer to it, under the lock), so only readers pinned before the swap
+            // can hold it; `defer_destroy` frees it after all of them have unpinned.
+            unsafe { guard.defer_destroy(old) };
             return;
         }
     }
 
-    fn set_slot_of(&mut self, local: u32, value: u32) {
-        if let Some(entry) = self.slot_of.get_mut(local as usize) {
-            *entry = value;
-        }
-    }
-
-    fn trim(&mut self, budget: usize, n_shards: u32) {
-        while self.bytes > budget && !self.slots.is_empty() {
-            self.evict_one(n_shards);
+    fn trim(&mut self, budget: usize, blocks: &[Atomic<Block>], guard: &epoch::Guard) {
+        while self.bytes > budget && !self.resident.is_empty() {
+            self.evict_one(blocks, guard);
         }
     }
 }
@@ -94,16 +94,10 @@ impl Shard {
 impl BlockCache {
     pub fn new(block_count: u32, capacity: usize) -> BlockCache {
         let n_shards = block_count.clamp(1, MAX_SHARDS);
-        let per_shard = block_count.div_ceil(n_shards) as usize;
-        let shards = (0..n_shards)
-            .map(|_| {
-                PaddedShard(Mutex::new(Shard {
-                    slot_of: vec![NONE; per_shard],
-                    ..Shard::default()
-                }))
-            })
-            .collect();
+        let blocks = (0..block_count).map(|_| Atomic::null()).collect();
+        let shards = (0..n_shards).map(|_| PaddedShard::default()).collect();
         BlockCache {
+            blocks,
             shards,
             n_shards,
             capacity: AtomicUsize::new(capacity),
@@ -123,76 +117,101 @@ impl BlockCache {
         self.capacity.load(Ordering::Relaxed) / self.n_shards as usize
     }
 
-    /// Calls `f` on block `block` if it is cached.
+    /// Calls `f` on block `block` if it is cached. Takes no lock.
     #[inline]
     pub fn with<R>(&self, block: u32, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        let mut shard = self.shard(block);
-        let i = shard.slot((block / self.n_shards) as usize)?;
-        let slot = shard.slots.get_mut(i)?;
-        // Written only when it changes: then a warm hit leaves the slot's cache line
-        // shared between the cores instead of pulling it to this one, which helps
-        // threads probing at once (the shard's lock word still moves).
-        if !slot.referenced {
-            slot.referenced = true;
+        let slot = self.blocks.get(block as usize)?;
+        let guard = epoch::pin();
+        let shared = slot.load(Ordering::Acquire, &guard);
+        // SAFETY: a non-null pointer in `blocks` points to a Block that was fully
+        // written before it was published (Release store, Acquire load); an evicted
+        // Block is retired with `defer_destroy`, which frees it only after every thread
+        // pinned when it was unlinked (as we are, by `guard`, until we return) unpins.
+        let cached = unsafe { shared.as_ref() }?;
+        // Written only when it changes: a warm hit then leaves the block's cache line
+        // shared between the cores instead of pulling it to this one.
+        if !cached.referenced.load(Ordering::Relaxed) {
+            cached.referenced.store(true, Ordering::Relaxed);
         }
-        Some(f(&slot.data))
+        Some(f(&cached.data))
     }
 
     /// Caches `data` as block `block` (unless another thread got there first, in which
     /// case its copy is kept) and calls `f` on the cached block.
     pub fn insert_with<R>(&self, block: u32, data: Box<[u8]>, f: impl FnOnce(&[u8]) -> R) -> R {
-        let n_shards = self.n_shards;
-        let local = (block / n_shards) as usize;
-        let budget = self.budget();
-        let mut shard = self.shard(block);
-        if let Some(i) = shard.slot(local) {
-            if let Some(slot) = shard.slots.get_mut(i) {
-                slot.referenced = true;
-                return f(&slot.data);
-            }
-        }
-        let len = data.len();
-        while shard.bytes + len > budget && !shard.slots.is_empty() {
-            shard.evict_one(n_shards);
-        }
-        if local >= shard.slot_of.len() {
+        let Some(slot) = self.blocks.get(block as usize) else {
             // Not reachable for blocks < block_count; serve without caching.
             return f(&data);
+        };
+        let budget = self.budget();
+        let guard = epoch::pin();
+        let mut shard = self.shard(block);
+        let present = slot.load(Ordering::Acquire, &guard);
+        // SAFETY: as in `with`: non-null pointers in `blocks` are live while pinned.
+        if let Some(cached) = unsafe { present.as_ref() } {
+            cached.referenced.store(true, Ordering::Relaxed);
+            return f(&cached.data);
         }
-        let idx = shard.slots.len() as u32;
-        shard.slot_of[local] = idx;
-        shard.bytes += len;
-        shard.slots.push(Slot {
-            block,
-            referenced: false,
+        let len = data.len();
+        while shard.bytes + len > budget && !shard.resident.is_empty() {
+            shard.evict_one(&self.blocks, &guard);
+        }
+        let new = Owned::new(Block {
+            referenced: AtomicBool::new(false),
             data,
-        });
-        f(&shard.slots[idx as usize].data)
+        })
+        .into_shared(&guard);
+        slot.store(new, Ordering::Release);
+        shard.resident.push(block);
+        shard.bytes += len;
+        drop(shard);
+        // SAFETY: `new` was just published and can only be retired by an eviction,
+        // which frees it after `guard` unpins.
+        f(&unsafe { new.deref() }.data)
     }
 
     /// Sets the capacity in bytes of decompressed data, evicting at once if it shrank.
     pub fn set_capacity(&self, bytes: usize) {
         self.capacity.store(bytes, Ordering::Relaxed);
         let budget = self.budget();
+        let guard = epoch::pin();
         for shard in self.shards.iter() {
-            shard
-                .0
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .trim(budget, self.n_shards);
+            shard.0.lock().unwrap_or_else(PoisonError::into_inner).trim(
+                budget,
+                &self.blocks,
+                &guard,
+            );
         }
+        // hand the evicted blocks to the collector now rather than at the next pins
+        guard.flush();
     }
 
     pub fn capacity(&self) -> usize {
         self.capacity.load(Ordering::Relaxed)
     }
 
-    /// Bytes of decompressed data held now.
+    /// Bytes of decompressed data held now (not counting evicted blocks not yet freed).
     pub fn resident_bytes(&self) -> usize {
         self.shards
             .iter()
             .map(|s| s.0.lock().unwrap_or_else(PoisonError::into_inner).bytes)
             .sum()
+    }
+}
+
+impl Drop for BlockCache {
+    fn drop(&mut self) {
+        for slot in self.blocks.iter() {
+            // SAFETY: `&mut self`: no thread can be reading the cache, so no guard is
+            // needed, and each non-null pointer is owned by this cache alone (evicted
+            // blocks were unlinked before being retired, so none is freed twice).
+            unsafe {
+                let p = slot.load(Ordering::Relaxed, epoch::unprotected());
+                if !p.is_null() {
+                    drop(p.into_owned());
+                }
+            }
+        }
     }
 }
 
@@ -249,5 +268,33 @@ mod tests {
             1
         );
         assert_eq!(c.capacity(), 64 * 300);
+    }
+
+    #[test]
+    fn threads_read_while_others_evict() {
+        // 256 blocks over 64 shards, room for about one block a shard: nearly every
+        // insert evicts, while other threads read. Every read must see its own block.
+        let cache = BlockCache::new(256, 64 * 64);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let cache = &cache;
+                s.spawn(move || {
+                    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ t;
+                    for _ in 0..20_000 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let b = (x % 256) as u32;
+                        let ok = |d: &[u8]| d.len() == 64 && d.iter().all(|&v| v == b as u8);
+                        let seen = match cache.with(b, ok) {
+                            Some(seen) => seen,
+                            None => cache.insert_with(b, block(b, 64), ok),
+                        };
+                        assert!(seen, "block {b} read back wrong");
+                    }
+                });
+            }
+        });
+        assert!(cache.resident_bytes() <= 64 * 64 * 2);
     }
 }
