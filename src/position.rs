@@ -592,6 +592,86 @@ impl Position {
         self.gen_legal_only(self.board.by_color(!self.turn), f)
     }
 
+    /// Every legal move that captures, promotes or gives check (directly, or by
+    /// uncovering a rook's line), appended to `list` (which is cleared first): the only
+    /// moves that can end the game at once, short of stalemate. The problem solver's
+    /// last ply: cheaper than generating every move and playing each to look for check.
+    pub fn checks_and_conversions_into(&self, list: &mut MoveList) {
+        list.clear();
+        let us = self.turn;
+        let them = !us;
+        let board = &self.board;
+        let ours = board.by_color(us);
+        let theirs = board.by_color(them);
+        let occ = board.occupied();
+        let shah = self.shah(us);
+        let target = self.shah(them);
+        // our men standing alone between one of our rooks and their shah: moving one off
+        // that line gives check
+        let mut uncovering = Bitboard::EMPTY;
+        for rook in
+            attacks::rook_attacks(target, Bitboard::EMPTY) & ours & board.by_role(Role::Rook)
+        {
+            let between = attacks::between(target, rook) & occ;
+            if !between.more_than_one() {
+                uncovering |= between & ours;
+            }
+        }
+        let capture_at = |to: Square| {
+            if theirs.contains(to) {
+                board.role_at(to)
+            } else {
+                None
+            }
+        };
+        let off_line = |from: Square| {
+            if uncovering.contains(from) {
+                !attacks::line(target, from)
+            } else {
+                Bitboard::EMPTY
+            }
+        };
+
+        // (a shah gives no check itself: shahs never stand side by side)
+        let danger = self.danger(shah);
+        for to in attacks::shah_attacks(shah) & !ours & !danger & (theirs | off_line(shah)) {
+            list.push(Move {
+                role: Role::Shah,
+                from: shah,
+                to,
+                capture: capture_at(to),
+                promotion: false,
+            });
+        }
+        let Some(ctx) = self.non_shah_context(shah) else {
+            return;
+        };
+        let last_rank = Bitboard::rank(us.fold(7, 0));
+        for role in Role::CAPTURABLE {
+            // the squares from which a man of `role` attacks their shah
+            let checking = match role {
+                Role::Pawn => attacks::pawn_attacks(them, target) | last_rank,
+                _ => attacks::attacks(role, us, target, occ),
+            };
+            for from in ours & board.by_role(role) {
+                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs)
+                    & (theirs | checking | off_line(from));
+                if ctx.pinned.contains(from) {
+                    to_set &= attacks::line(shah, from);
+                }
+                for to in to_set {
+                    list.push(Move {
+                        role,
+                        from,
+                        to,
+                        capture: capture_at(to),
+                        promotion: role == Role::Pawn && last_rank.contains(to),
+                    });
+                }
+            }
+        }
+    }
+
     /// Calls `f` on each legal move until it returns false. Returns false if stopped.
     #[inline]
     fn gen_legal(&self, f: impl FnMut(Move) -> bool) -> bool {
@@ -874,6 +954,52 @@ mod tests {
             after.board().role_at("a8".parse().unwrap()),
             Some(Role::Ferz)
         );
+    }
+
+    #[test]
+    fn checks_and_conversions_are_those_of_all_moves() {
+        // random games from a few crowded positions: the moves the fast generator gives
+        // are exactly the legal moves that capture, promote or give check
+        let starts = [
+            "rnb1kbnr/p2ppppp/1pp5/4NN2/2Q5/2K1B3/8/8 w - - 0 1",
+            "1r4k1/8/5PP1/8/K1n3NR/7B/1r6/7R w - - 0 1",
+            "6k1/5R2/7R/4N1Q1/8/1qn5/r2r4/2K5 w - - 0 1",
+            "r3k2r/1p1q1p1p/2n1bn2/pPpP4/3R4/2N1BN2/P1P1QPpP/R3K3 b - - 0 1",
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut compared = 0;
+        for fen in starts {
+            for _ in 0..60 {
+                let mut p = pos(fen);
+                for _ in 0..40 {
+                    let all = p.legal_moves();
+                    if all.is_empty() {
+                        break;
+                    }
+                    let mut want: Vec<Move> = all
+                        .iter()
+                        .filter(|m| m.is_conversion() || p.play_unchecked(m).is_check())
+                        .copied()
+                        .collect();
+                    let mut got = MoveList::new();
+                    p.checks_and_conversions_into(&mut got);
+                    let mut got: Vec<Move> = got.to_vec();
+                    let key = |m: &Move| (m.from.index(), m.to.index());
+                    want.sort_by_key(key);
+                    got.sort_by_key(key);
+                    assert_eq!(got, want, "{p:?}");
+                    compared += 1;
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    p = p.play_unchecked(&all[(x % all.len() as u64) as usize]);
+                    if p.is_bare(Color::White) || p.is_bare(Color::Black) {
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(compared > 3000, "{compared}");
     }
 
     #[test]

@@ -65,6 +65,17 @@ pub(crate) struct Search<'s, 'a> {
     /// For each depth, the last defence that held there (from and to squares): a
     /// defence that refuted one attack often refutes its siblings too.
     killers: [(u8, u8); 256],
+    /// Move lists and move orders of the nodes on the current path, reused: a node
+    /// takes one and gives it back, so no node allocates or clears 2 KB of arrays.
+    scratch: Vec<Box<Scratch>>,
+}
+
+/// A node's move list and the order to try its moves in.
+struct Scratch {
+    moves: MoveList,
+    order: [u32; 256],
+    /// The transposition-table keys of the moves' children.
+    keys: [u64; 256],
 }
 
 impl Drop for Search<'_, '_> {
@@ -113,6 +124,7 @@ impl<'s, 'a> Search<'s, 'a> {
             nodes: 0,
             table_hits: 0,
             killers: [(u8::MAX, u8::MAX); 256],
+            scratch: Vec::new(),
         }
     }
 
@@ -126,6 +138,16 @@ impl<'s, 'a> Search<'s, 'a> {
             && !pos.is_bare(Color::Black)
             && pos.board().occupied().count() <= MAX_MEN
             && self.shared.tb.has_table(Material::from_board(pos.board()))
+    }
+
+    fn take_scratch(&mut self) -> Box<Scratch> {
+        self.scratch.pop().unwrap_or_else(|| {
+            Box::new(Scratch {
+                moves: MoveList::new(),
+                order: [0; 256],
+                keys: [0; 256],
+            })
+        })
     }
 
     fn flush(&mut self) {
@@ -183,21 +205,23 @@ impl<'s, 'a> Search<'s, 'a> {
             return Ok(false);
         }
         self.count_node()?;
-        let mut moves = MoveList::new();
-        pos.legal_moves_into(&mut moves);
+        let mut scratch = self.take_scratch();
         if d == 1 {
             // cheaper to answer again than to remember
-            return self.any_ends_at_once(pos, &moves);
+            let found = self.any_ends_at_once(pos, &mut scratch.moves);
+            self.scratch.push(scratch);
+            return found;
         }
+        pos.legal_moves_into(&mut scratch.moves);
         let key = position_key(pos);
         let known = self.shared.tt.get(key);
-        if u32::from(known.win_within) <= d {
-            return Ok(true);
+        if u32::from(known.win_within) <= d || u32::from(known.no_win_below) > d {
+            self.scratch.push(scratch);
+            return Ok(u32::from(known.win_within) <= d);
         }
-        if u32::from(known.no_win_below) > d {
-            return Ok(false);
-        }
-        let found = self.any_move_wins(pos, &moves, d)?;
+        let found = self.any_move_wins(pos, &mut scratch, d);
+        self.scratch.push(scratch);
+        let found = found?;
         let d8 = d.min(254) as u8;
         let facts = if found {
             Bounds {
@@ -214,18 +238,26 @@ impl<'s, 'a> Search<'s, 'a> {
         Ok(found)
     }
 
-    /// Whether one of `moves` ends the game at once in the mover's favour. A quiet move
-    /// can only do it by check (mate) or by stalemate; when the opponent keeps a move
-    /// whatever we play ([`cannot_be_stalemated`]), the quiet moves that give no check
-    /// are passed over.
-    fn any_ends_at_once(&mut self, pos: &Position, moves: &MoveList) -> Result<bool> {
-        let stalemate_possible = !cannot_be_stalemated(pos);
+    /// Whether a move ends the game at once in the mover's favour. A quiet move can
+    /// only do it by check (mate) or by stalemate; when the opponent keeps a move
+    /// whatever we play ([`cannot_be_stalemated`]), only captures, promotions and checks
+    /// are generated (`moves` is scratch space).
+    fn any_ends_at_once(&mut self, pos: &Position, moves: &mut MoveList) -> Result<bool> {
+        if cannot_be_stalemated(pos) {
+            pos.checks_and_conversions_into(moves);
+        } else {
+            pos.legal_moves_into(moves);
+        }
         for m in moves.iter() {
             let child = pos.play_unchecked(m);
-            if !m.is_conversion() && !stalemate_possible && !child.is_check() {
-                continue;
-            }
-            if self.lose_within(&child, 0)? {
+            if m.is_conversion() {
+                if self.lose_within(&child, 0)? {
+                    return Ok(true);
+                }
+            } else if !child.has_legal_move()
+                && no_move_value(&child, self.shared.rules) == Value::Loss(0)
+            {
+                // a quiet move keeps the material, which has no table: no leaf here
                 return Ok(true);
             }
         }
@@ -235,12 +267,14 @@ impl<'s, 'a> Search<'s, 'a> {
     /// Whether one of `moves` leads to a loss within `d - 1` plies for the opponent,
     /// trying checks first and then, deeper in the tree, the moves that leave the
     /// opponent fewest replies.
-    fn any_move_wins(&mut self, pos: &Position, moves: &MoveList, d: u32) -> Result<bool> {
+    fn any_move_wins(&mut self, pos: &Position, scratch: &mut Scratch, d: u32) -> Result<bool> {
+        let Scratch { moves, order, .. } = scratch;
         // order key << 8 | move number
-        let mut order = [0u32; 256];
         let mut n = 0;
         for (i, m) in moves.iter().enumerate() {
             let child = pos.play_unchecked(m);
+            // its entry is read when it is searched: start loading it now
+            self.shared.tt.prefetch(position_key(&child));
             if m.is_conversion() {
                 if let Some(v) = self.leaf(&child)? {
                     if matches!(v, Value::Loss(k) if k < d) {
@@ -300,12 +334,15 @@ impl<'s, 'a> Search<'s, 'a> {
                 !pos.has_legal_move() && no_move_value(pos, self.shared.rules) == Value::Loss(0)
             );
         }
-        let mut moves = MoveList::new();
-        pos.legal_moves_into(&mut moves);
-        if moves.is_empty() {
+        let mut scratch = self.take_scratch();
+        pos.legal_moves_into(&mut scratch.moves);
+        if scratch.moves.is_empty() {
+            self.scratch.push(scratch);
             return Ok(no_move_value(pos, self.shared.rules) == Value::Loss(0));
         }
-        let lost = self.every_move_loses(pos, &moves, d)?;
+        let lost = self.every_move_loses(pos, &mut scratch, d);
+        self.scratch.push(scratch);
+        let lost = lost?;
         let d8 = d.min(254) as u8;
         let facts = if lost {
             Bounds {
@@ -325,14 +362,20 @@ impl<'s, 'a> Search<'s, 'a> {
     /// Whether every one of `moves` lets the opponent win within `d - 1` plies. Defences
     /// already known to hold come first, then captures (often into a table, answered at
     /// once), then shah moves, then the rest.
-    fn every_move_loses(&mut self, pos: &Position, moves: &MoveList, d: u32) -> Result<bool> {
-        let mut order = [0u32; 256];
+    fn every_move_loses(&mut self, pos: &Position, scratch: &mut Scratch, d: u32) -> Result<bool> {
+        let Scratch { moves, order, keys } = scratch;
         let mut n = 0;
         let theirs = pos.board().by_color(!pos.turn());
+        if d > 2 {
+            // the children's entries are read below: start loading them all at once
+            for (m, key) in moves.iter().zip(keys.iter_mut()) {
+                *key = position_key(&pos.play_unchecked(m));
+                self.shared.tt.prefetch(*key);
+            }
+        }
         for (i, m) in moves.iter().enumerate() {
-            let child = pos.play_unchecked(m);
             if m.is_conversion() {
-                if let Some(v) = self.leaf(&child)? {
+                if let Some(v) = self.leaf(&pos.play_unchecked(m))? {
                     if !matches!(v, Value::Win(k) if k < d) {
                         return Ok(false);
                     }
@@ -341,7 +384,7 @@ impl<'s, 'a> Search<'s, 'a> {
             }
             if d > 2 {
                 // what the table knows of the child (mates in one it does not keep)
-                let known = self.shared.tt.get(position_key(&child));
+                let known = self.shared.tt.get(keys[i]);
                 if u32::from(known.no_win_below) >= d {
                     return Ok(false);
                 }
