@@ -359,11 +359,36 @@ pub fn solve(
             Some(v)
         }
         None => {
+            // One thread searches on the caller's thread: no pool to start.
+            let threads = match opts.threads {
+                0 => std::thread::available_parallelism().map_or(1, usize::from),
+                n => n,
+            };
+            let pool = if threads > 1 {
+                Some(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .map_err(|e| {
+                            SolveError::InvalidOptions(format!("cannot start threads: {e}"))
+                        })?,
+                )
+            } else {
+                None
+            };
             let mut value = None;
             let mut next = Some(1);
             while let Some(from) = next {
                 let step = shared(tb, &tt, stop, deadline, &counters);
-                let (v, resume) = deepen(&step, from, pos, opts, progress, &mut solution)?;
+                let (v, resume) = deepen(
+                    &step,
+                    pool.as_ref(),
+                    from,
+                    pos,
+                    opts,
+                    progress,
+                    &mut solution,
+                )?;
                 value = v;
                 next = resume;
                 if let Some(bigger) = resume.and_then(|_| grow_to(&tt, max_bytes, &counters.0)) {
@@ -462,6 +487,7 @@ fn root_keys_from_values(
 /// which stay a fraction of the win proofs.)
 fn deepen(
     shared: &Shared<'_>,
+    pool: Option<&rayon::ThreadPool>,
     from: u32,
     pos: &Position,
     opts: &SolveOptions,
@@ -469,19 +495,19 @@ fn deepen(
     solution: &mut Solution,
 ) -> Result<(Option<Value>, Option<u32>), SolveError> {
     let children = root_moves(pos);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads)
-        .build()
-        .map_err(|e| SolveError::InvalidOptions(format!("cannot start threads: {e}")))?;
     let start = Instant::now();
     for d in from..=opts.max_plies {
-        let outcome = pool.install(|| {
+        let step = |parallel| {
             if d % 2 == 1 {
-                win_step(shared, &children, d)
+                win_step(shared, &children, d, parallel)
             } else {
-                loss_step(shared, &children, d)
+                loss_step(shared, &children, d, parallel)
             }
-        });
+        };
+        let outcome = match pool {
+            Some(pool) => pool.install(|| step(true)),
+            None => step(false),
+        };
         match outcome {
             Ok(Some((v, keys))) => {
                 solution.keys = keys;
@@ -511,7 +537,7 @@ fn deepen(
 /// The transposition table starts small (a small problem then touches little memory)
 /// and grows between two steps of the deepening, up to `--hash`, once the nodes searched
 /// so far outnumber its entries.
-const INITIAL_TT_BYTES: usize = 1 << 20;
+const INITIAL_TT_BYTES: usize = 64 << 10;
 
 fn wants_growth(tt: &TransTable, nodes: &AtomicU64) -> bool {
     nodes.load(Ordering::Relaxed) > tt.entries() as u64 && !tt.is_full_size()
@@ -533,11 +559,14 @@ fn win_step(
     shared: &Shared<'_>,
     children: &[(Move, Position)],
     d: u32,
+    parallel: bool,
 ) -> search::Result<Option<(Value, Vec<Key>)>> {
-    let wins: Vec<search::Result<bool>> = children
-        .par_iter()
-        .map(|(_, child)| Search::new(shared).lose_within(child, d - 1))
-        .collect();
+    let wins_of = |(_, child): &(Move, Position)| Search::new(shared).lose_within(child, d - 1);
+    let wins: Vec<search::Result<bool>> = if parallel {
+        children.par_iter().map(wins_of).collect()
+    } else {
+        children.iter().map(wins_of).collect()
+    };
     let mut keys = Vec::new();
     for ((m, _), w) in children.iter().zip(wins) {
         if w? {
@@ -553,11 +582,17 @@ fn loss_step(
     shared: &Shared<'_>,
     children: &[(Move, Position)],
     d: u32,
+    parallel: bool,
 ) -> search::Result<Option<(Value, Vec<Key>)>> {
-    let escape = children
-        .par_iter()
-        .map(|(_, child)| Search::new(shared).win_within(child, d - 1))
-        .find_any(|r| !matches!(r, Ok(true)));
+    // (each first move gets a search of its own, with its own killer defences, as the
+    // threads do: killers carried from one first move to the next were found to mislead)
+    let wins_of = |(_, child): &(Move, Position)| Search::new(shared).win_within(child, d - 1);
+    let holds = |r: &search::Result<bool>| !matches!(r, Ok(true));
+    let escape = if parallel {
+        children.par_iter().map(wins_of).find_any(holds)
+    } else {
+        children.iter().map(wins_of).find(holds)
+    };
     match escape {
         Some(Err(e)) => Err(e),
         Some(Ok(_)) => Ok(None),
