@@ -487,7 +487,8 @@ impl Position {
         let shah = self.shah(self.turn);
         let danger = self.danger(shah);
         let ctx = self.non_shah_context(shah);
-        if !self.gen_legal_with(shah, danger, ctx, self.board.by_color(!self.turn), f) {
+        let theirs = self.board.by_color(!self.turn);
+        if !self.gen_legal_with(shah, danger, ctx, |_, _| theirs, f) {
             return None;
         }
         Some(self.count_with(shah, danger, ctx, true))
@@ -598,14 +599,9 @@ impl Position {
     /// last ply: cheaper than generating every move and playing each to look for check.
     pub fn checks_and_conversions_into(&self, list: &mut MoveList) {
         list.clear();
-        let us = self.turn;
-        let them = !us;
-        let board = &self.board;
-        let ours = board.by_color(us);
-        let theirs = board.by_color(them);
-        let occ = board.occupied();
-        let shah = self.shah(us);
-        let target = self.shah(them);
+        let (us, board) = (self.turn, &self.board);
+        let (ours, theirs, occ) = (board.by_color(us), board.by_color(!us), board.occupied());
+        let target = self.shah(!us);
         // our men standing alone between one of our rooks and their shah: moving one off
         // that line gives check
         let mut uncovering = Bitboard::EMPTY;
@@ -617,59 +613,27 @@ impl Position {
                 uncovering |= between & ours;
             }
         }
-        let capture_at = |to: Square| {
-            if theirs.contains(to) {
-                board.role_at(to)
-            } else {
-                None
-            }
-        };
-        let off_line = |from: Square| {
-            if uncovering.contains(from) {
+        // the squares from which a man of each role attacks their shah (a shah gives no
+        // check itself: shahs never stand side by side; promotions are added for pawns)
+        let mut checking = [Bitboard::EMPTY; 6];
+        checking[Role::Pawn.index()] = attacks::pawn_attacks(!us, target);
+        for role in [Role::Knight, Role::Alfil, Role::Ferz, Role::Rook] {
+            checking[role.index()] = attacks::attacks(role, us, target, occ);
+        }
+        let mask = |role: Role, from: Square| {
+            let off_line = if uncovering.contains(from) {
                 !attacks::line(target, from)
             } else {
                 Bitboard::EMPTY
-            }
-        };
-
-        // (a shah gives no check itself: shahs never stand side by side)
-        let danger = self.danger(shah);
-        for to in attacks::shah_attacks(shah) & !ours & !danger & (theirs | off_line(shah)) {
-            list.push(Move {
-                role: Role::Shah,
-                from: shah,
-                to,
-                capture: capture_at(to),
-                promotion: false,
-            });
-        }
-        let Some(ctx) = self.non_shah_context(shah) else {
-            return;
-        };
-        let last_rank = Bitboard::rank(us.fold(7, 0));
-        for role in Role::CAPTURABLE {
-            // the squares from which a man of `role` attacks their shah
-            let checking = match role {
-                Role::Pawn => attacks::pawn_attacks(them, target) | last_rank,
-                _ => attacks::attacks(role, us, target, occ),
             };
-            for from in ours & board.by_role(role) {
-                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs)
-                    & (theirs | checking | off_line(from));
-                if ctx.pinned.contains(from) {
-                    to_set &= attacks::line(shah, from);
-                }
-                for to in to_set {
-                    list.push(Move {
-                        role,
-                        from,
-                        to,
-                        capture: capture_at(to),
-                        promotion: role == Role::Pawn && last_rank.contains(to),
-                    });
-                }
-            }
-        }
+            theirs | checking[role.index()] | off_line
+        };
+        let shah = self.shah(us);
+        let danger = self.danger(shah);
+        self.gen_legal_with(shah, danger, self.non_shah_context(shah), mask, |m| {
+            list.push(m);
+            true
+        });
     }
 
     /// Calls `f` on each legal move until it returns false. Returns false if stopped.
@@ -684,18 +648,19 @@ impl Position {
     fn gen_legal_only(&self, to_mask: Bitboard, f: impl FnMut(Move) -> bool) -> bool {
         let shah = self.shah(self.turn);
         let danger = self.danger(shah);
-        self.gen_legal_with(shah, danger, self.non_shah_context(shah), to_mask, f)
+        self.gen_legal_with(shah, danger, self.non_shah_context(shah), |_, _| to_mask, f)
     }
 
     /// [`Position::gen_legal_only`] given our shah's square, its danger map and the
-    /// context of the other pieces' moves.
+    /// context of the other pieces' moves, with the squares allowed to the man of a role
+    /// on a square given by `to_mask` (pawns may promote anyway).
     #[inline]
     fn gen_legal_with(
         &self,
         shah: Square,
         danger: Bitboard,
         ctx: Option<NonShahContext>,
-        to_mask: Bitboard,
+        to_mask: impl Fn(Role, Square) -> Bitboard,
         mut f: impl FnMut(Move) -> bool,
     ) -> bool {
         let us = self.turn;
@@ -713,7 +678,7 @@ impl Position {
         };
 
         // shah moves: to squares not attacked once the shah has left its square
-        for to in attacks::shah_attacks(shah) & !ours & to_mask & !danger {
+        for to in attacks::shah_attacks(shah) & !ours & to_mask(Role::Shah, shah) & !danger {
             if !f(Move {
                 role: Role::Shah,
                 from: shah,
@@ -730,13 +695,14 @@ impl Position {
         };
         let last_rank = Bitboard::rank(us.fold(7, 0));
         for role in Role::CAPTURABLE {
-            let mask = if role == Role::Pawn {
-                to_mask | last_rank
+            let promoting = if role == Role::Pawn {
+                last_rank
             } else {
-                to_mask
+                Bitboard::EMPTY
             };
             for from in ours & board.by_role(role) {
-                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs) & mask;
+                let mut to_set = ctx.destinations(role, us, from, occ, ours, theirs)
+                    & (to_mask(role, from) | promoting);
                 if ctx.pinned.contains(from) {
                     to_set &= attacks::line(shah, from);
                 }
