@@ -29,7 +29,8 @@
 //! show that a win is the shortest and to find *every* key, each shorter bound must be
 //! refuted anyway, which is what the deepening does. The root's moves are searched in
 //! parallel (rayon) over the shared lockless table, which also gives each first move its
-//! own answer, so all keys come out of the final iteration at no extra cost.
+//! own answer, so all keys come out of the final iteration at no extra cost. With one
+//! thread they are searched in turn on the caller's thread, and no pool is started.
 
 mod json;
 mod search;
