@@ -6,7 +6,7 @@ mod support_tables;
 use std::process::{Command, Output};
 
 use serde_json::Value as Json;
-use support_tables::default_tables;
+use support_tables::{count_legal_placements, default_tables};
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_shatranj-tb"))
@@ -143,12 +143,20 @@ fn info_reports_the_material_as_written() {
     assert_eq!(t["material"], "KQvKR");
     assert_eq!(t["black"]["loss"], 0);
     assert!(t["wdl_bytes"].as_u64().unwrap() > 0);
-    let legal = t["white"]["legal"].as_u64().unwrap();
-    let sum = ["win", "draw", "loss"]
-        .iter()
-        .map(|k| t["white"][k].as_u64().unwrap())
-        .sum::<u64>();
-    assert_eq!(legal, sum);
+    // the figures count every legal placement once, as placing the men says
+    let material = "KQvKR".parse().unwrap();
+    for (side, turn) in [
+        ("white", shatranj_tb::Color::White),
+        ("black", shatranj_tb::Color::Black),
+    ] {
+        let legal = t[side]["legal"].as_u64().unwrap();
+        assert_eq!(legal, count_legal_placements(material, turn), "{side}");
+        let sum = ["win", "draw", "loss"]
+            .iter()
+            .map(|k| t[side][k].as_u64().unwrap())
+            .sum::<u64>();
+        assert_eq!(legal, sum, "{side}");
+    }
     assert!(t["white"]["longest_win"]["plies"].as_u64().unwrap() > 0);
     // the ferz side to move can lose; the rook side never does
     assert!(t["white"]["longest_loss"]["fen"].is_string());
@@ -177,6 +185,16 @@ fn verify_and_generate_on_a_copy() {
         err.contains("KNvKN: ") && err.contains("all agree"),
         "{err}"
     );
+    // a sample of random positions
+    let out = run(&["verify", "KBvKB", "--sample", "5000", "--tables", dir]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("KBvKB: 5000 random positions checked, all agree"),
+        "{err}"
+    );
+    let out = run(&["verify", "KBvKB", "--sample", "0", "--tables", dir]);
+    assert_eq!(out.status.code(), Some(1));
 
     // present and intact tables are kept
     let out = run(&["generate", "KNvKN", "--tables", dir]);

@@ -41,11 +41,48 @@ fn check(s: &str) -> bool {
     if let Ok(pos) = fen.into_position() {
         let back = Position::from_fen(&pos.fen()).unwrap_or_else(|e| panic!("{s:?}: {e}"));
         assert_eq!(back, pos);
-        // a legal position also answers the usual questions without panicking
-        let _ = pos.legal_moves();
-        let _ = pos.outcome(shatranj_tb::RuleSet::default());
+        check_moves_and_outcome(&pos);
     }
     true
+}
+
+/// A legal position's moves lead to legal positions (the mover's shah not left in
+/// check), each replayed from its UCI text; its outcome agrees with its moves.
+fn check_moves_and_outcome(pos: &Position) {
+    use shatranj_tb::{Color, EndReason, RuleSet};
+    let fen = pos.fen();
+    let moves = pos.legal_moves();
+    for m in moves.iter() {
+        let child = pos.play_unchecked(m);
+        assert_eq!(child.turn(), pos.turn().other(), "{fen} {}", m.to_uci());
+        let legal = Position::from_board(*child.board(), child.turn());
+        assert!(legal.is_ok(), "{fen} {}: {legal:?}", m.to_uci());
+        let (_, replayed) = pos
+            .play_uci(&m.to_uci())
+            .unwrap_or_else(|e| panic!("{fen} {}: {e}", m.to_uci()));
+        assert_eq!(replayed, child, "{fen} {}", m.to_uci());
+    }
+    let bare = [Color::White, Color::Black].map(|c| pos.board().count(c) == 1);
+    match pos.outcome(RuleSet::default()) {
+        Some(o) if o.reason() == EndReason::BareKing => {
+            assert!(bare[0] || bare[1], "{fen}: {o:?}");
+        }
+        // under the default rules, no move loses: mate or stalemate
+        Some(o) => {
+            assert!(moves.is_empty(), "{fen}: {o:?}");
+            let mate = o.reason() == EndReason::Checkmate;
+            assert_eq!(mate, pos.is_check(), "{fen}: {o:?}");
+            assert_eq!(o.winner(), Some(pos.turn().other()), "{fen}: {o:?}");
+        }
+        None => {
+            assert!(!moves.is_empty(), "{fen}: no move and no outcome");
+            // a bare side plays on only while it can bare the other at once
+            if bare[0] != bare[1] {
+                let bared = if bare[0] { Color::White } else { Color::Black };
+                assert_eq!(pos.turn(), bared, "{fen}: a bare side and no outcome");
+            }
+        }
+    }
 }
 
 fn mutate(rng: &mut StdRng, s: &str) -> String {

@@ -102,17 +102,34 @@ fn all_depths() {
     check_file("endgames.perft", u64::MAX);
 }
 
-/// The perft of a position equals the sum of its children's perfts (the `--divide`
-/// identity), and pure move generation continues below game ends.
+/// The `--divide` figures of a bared shah's position, as Fairy-Stockfish 0.0.90 counts them
+/// (`chaturanga`, whose moves are shatranj's without the bare-king rule: pure move
+/// generation goes on below the game's end).
 #[test]
 fn divide_sums_and_no_cutoff() {
     let pos = Position::from_fen("8/8/8/4k3/8/8/7R/K7 b - - 0 1").unwrap();
     assert!(pos.outcome(shatranj_tb::RuleSet::default()).is_some());
-    let sum: u64 = pos
+    let mut divide: Vec<(String, u64)> = pos
         .legal_moves()
         .iter()
-        .map(|m| pos.play_unchecked(m).perft(2))
-        .sum();
-    assert_eq!(sum, pos.perft(3));
+        .map(|m| (m.to_uci(), pos.play_unchecked(m).perft(2)))
+        .collect();
+    divide.sort();
+    let want: Vec<(String, u64)> = [
+        ("e5d4", 119),
+        ("e5d5", 120),
+        ("e5d6", 120),
+        ("e5e4", 120),
+        ("e5e6", 120),
+        ("e5f4", 120),
+        ("e5f5", 120),
+        ("e5f6", 120),
+    ]
+    .iter()
+    .map(|&(m, n)| (m.to_string(), n))
+    .collect();
+    assert_eq!(divide, want);
+    assert_eq!(pos.perft(3), 959);
+    assert_eq!(pos.perft(1), 8);
     assert_eq!(pos.perft(0), 1);
 }

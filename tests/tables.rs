@@ -6,11 +6,11 @@ mod support_tables;
 
 use rayon::prelude::*;
 use shatranj_tb::generate::NoProgress;
-use shatranj_tb::generate::files::{TableOutcome, generate_into, paths, verify};
+use shatranj_tb::generate::files::{TableOutcome, generate_into, paths, verify, verify_with};
 use shatranj_tb::index::TableIndex;
 use shatranj_tb::probe::{ProbeError, Tablebase};
 use shatranj_tb::{Color, Material, Position, RuleSet, Value};
-use support_tables::default_tables;
+use support_tables::{count_legal_placements, default_tables, five_man_tables, tables_for};
 
 fn generated(dir: &std::path::Path, material: &str) -> Vec<TableOutcome> {
     generate_into(
@@ -60,10 +60,12 @@ fn files_answer_like_the_generator() {
     assert!(longest.plies >= 39);
     let p = Position::from_fen(&longest.fen).unwrap();
     assert_eq!(tb.value(&p).unwrap(), Value::Win(longest.plies));
-    assert_eq!(
-        info.white.legal,
-        info.white.win + info.white.draw + info.white.loss
-    );
+    // the figures count every legal placement once, as placing the men says
+    let kqkq: Material = "KQvKQ".parse().unwrap();
+    for (side, turn) in [(&info.white, Color::White), (&info.black, Color::Black)] {
+        assert_eq!(side.legal, count_legal_placements(kqkq, turn), "{turn:?}");
+        assert_eq!(side.legal, side.win + side.draw + side.loss, "{turn:?}");
+    }
 }
 
 #[test]
@@ -148,6 +150,88 @@ fn every_table_up_to_four_men_verifies() {
     let mirror = tb.table_info("KQvKR".parse().unwrap()).unwrap();
     assert_eq!(mirror.black.loss, 0);
     assert_eq!(mirror.black.win, info.white.win);
+}
+
+/// The 4-man tables of the other three rule sets (each set generated into a folder of
+/// its own) re-derive from their children too, and differ from the default set's.
+#[test]
+fn every_rule_set_verifies() {
+    let default = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    for rules in RuleSet::ALL
+        .into_iter()
+        .filter(|r| *r != RuleSet::default())
+    {
+        let tb = Tablebase::open(tables_for(rules), rules).unwrap();
+        let materials = tb.materials();
+        assert_eq!(materials.len(), 15, "{rules}");
+        let mut differ = 0;
+        for m in materials {
+            let report = verify(&tb, m, &NoProgress).unwrap();
+            assert_eq!(
+                report.mismatch_count, 0,
+                "{rules} {m}: {:?}",
+                report.mismatches
+            );
+            assert!(
+                report.checked > 1_000_000,
+                "{rules} {m}: {}",
+                report.checked
+            );
+            let (a, b) = (tb.table_info(m).unwrap(), default.table_info(m).unwrap());
+            assert_eq!(a.white.legal, b.white.legal, "{rules} {m}");
+            differ += usize::from(a.white != b.white || a.black != b.black);
+        }
+        assert!(
+            differ > 0,
+            "{rules}: every table as under the default rules"
+        );
+    }
+}
+
+/// A 5-man table, too large to verify whole in the suite, checked at 100,000 random
+/// positions.
+#[test]
+fn a_five_man_table_verifies_by_sample() {
+    let m: Material = "KBBvKN".parse().unwrap();
+    let tb = Tablebase::open(five_man_tables(&[m]), RuleSet::default()).unwrap();
+    let report = verify_with(&tb, m, Some((100_000, 7)), &NoProgress).unwrap();
+    assert_eq!(report.mismatch_count, 0, "{:?}", report.mismatches);
+    assert_eq!(report.checked, 100_000);
+}
+
+/// A sampled verify (what `generate` runs on every table it writes, and `verify --sample`)
+/// finds a table whose wins were turned into draws.
+#[test]
+fn a_sample_finds_a_damaged_table() {
+    use shatranj_tb::format::{self, TableFile};
+    let m: Material = "KRvKN".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (wdl0, dtm0) = paths(default_tables(), m, RuleSet::default());
+    let (wdl, dtm) = paths(dir.path(), m, RuleSet::default());
+    std::fs::copy(wdl0, wdl).unwrap();
+    let file = TableFile::open(&dtm0).unwrap();
+    let draw = Value::Draw.to_dtm_code().unwrap();
+    let mut codes = file.read_all().unwrap();
+    let mut changed = 0;
+    for c in &mut codes {
+        if *c != format::UNUSED && matches!(Value::from_dtm_code(*c), Value::Win(_)) {
+            *c = draw;
+            changed += 1;
+        }
+    }
+    assert!(changed > 1_000_000, "{changed}");
+    format::write_table_with(&dtm, file.meta(), &codes, &format::WriteOptions::default()).unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let report = verify_with(&tb, m, Some((2_000, 1)), &NoProgress).unwrap();
+    assert_eq!(report.checked, 2_000);
+    assert!(report.mismatch_count > 100, "{report:?}");
+    assert!(
+        report
+            .mismatches
+            .iter()
+            .any(|l| l.contains("stored draw (WDL file: win)")),
+        "{report:?}"
+    );
 }
 
 /// `tables/MANIFEST` lists the CRC-32 of every file of the default set: regenerating the

@@ -1,9 +1,10 @@
-//! `shatranj-tb verify [MATERIAL..]`: re-derive every value from its children.
+//! `shatranj-tb verify [MATERIAL..] [--sample N]`: re-derive every value (or N random
+//! ones) from its children.
 
 use anyhow::bail;
 use clap::Args;
 use shatranj_tb::Material;
-use shatranj_tb::generate::files::verify;
+use shatranj_tb::generate::files::verify_with;
 
 use super::UserError;
 use super::common::{Bars, TablesArgs, generate_command, lookup_error};
@@ -12,6 +13,10 @@ use super::common::{Bars, TablesArgs, generate_command, lookup_error};
 pub struct VerifyArgs {
     /// Materials such as KRvKQ (default: every table in the directory).
     pub materials: Vec<Material>,
+    /// Check N random positions of each table instead of every one (for tables too
+    /// large to verify whole).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: Option<u64>,
     #[command(flatten)]
     pub tables: TablesArgs,
 }
@@ -32,18 +37,29 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
+    // a fresh sample each run
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let sample = args.sample.map(|n| (n, seed));
+    let what = if sample.is_some() {
+        "random positions"
+    } else {
+        "positions"
+    };
     let bars = Bars::new();
     let mut failed = Vec::new();
     for m in materials {
-        let report = verify(&tb, m, &bars).map_err(|e| lookup_error(e, &args.tables))?;
+        let report =
+            verify_with(&tb, m, sample, &bars).map_err(|e| lookup_error(e, &args.tables))?;
         if report.mismatch_count == 0 {
             bars.println(&format!(
-                "{m}: {} positions checked, all agree",
+                "{m}: {} {what} checked, all agree",
                 report.checked
             ));
         } else {
             bars.println(&format!(
-                "{m}: {} positions checked, {} MISMATCHES",
+                "{m}: {} {what} checked, {} MISMATCHES",
                 report.checked, report.mismatch_count
             ));
             for line in &report.mismatches {

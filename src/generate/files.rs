@@ -292,6 +292,8 @@ pub fn generate_into(
             g.conversions = Vec::new();
             tb.rescan().map_err(|e| folder_error(&e))?;
             tb.clear_caches();
+            check_written(&tb, m)?;
+            tb.clear_caches();
             TableOutcome::Written {
                 table: Box::new(g),
                 wdl_bytes,
@@ -302,6 +304,32 @@ pub fn generate_into(
         outcomes.push(outcome);
     }
     Ok(outcomes)
+}
+
+/// Checks a table just written by re-deriving [`WRITE_CHECK_SAMPLE`] positions from their
+/// children with the forward move generator, reading the files back (the generator's own
+/// cross-checks run in debug builds only). A table that fails is removed, so that a later
+/// run does not keep it, and the error names it.
+fn check_written(tb: &Tablebase, m: Material) -> Result<(), GenError> {
+    let mut seed = 0x5eed_u64;
+    for b in m.to_string().bytes() {
+        seed = (seed ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let report = verify_with(tb, m, Some((WRITE_CHECK_SAMPLE, seed)), &super::NoProgress)
+        .map_err(|e| GenError::Write(format!("reading back {m}: {e}")))?;
+    if report.mismatch_count == 0 {
+        return Ok(());
+    }
+    let (wdl, dtm) = paths(tb.dir(), m, tb.rules());
+    let _ = std::fs::remove_file(wdl);
+    let _ = std::fs::remove_file(dtm);
+    Err(GenError::Inconsistent(format!(
+        "{m}: {} of {} positions checked after writing disagree with their children \
+         (the files were removed), e.g. {}",
+        report.mismatch_count,
+        report.checked,
+        report.mismatches.first().map_or("", String::as_str)
+    )))
 }
 
 /// The result of verifying one table.
@@ -331,60 +359,87 @@ pub fn verify(
     material: Material,
     progress: &dyn Progress,
 ) -> Result<VerifyReport, ProbeError> {
+    verify_with(tb, material, None, progress)
+}
+
+/// Positions a sampled check of a freshly written table looks at (see
+/// [`generate_into`]): a few tenths of a second on a 5-man table, a small part of its
+/// generation.
+pub const WRITE_CHECK_SAMPLE: u64 = 20_000;
+
+/// Like [`verify`], but with `sample: Some((n, seed))` checks `n` positions drawn at
+/// random (seeded by `seed`, spread over both sides to move and the whole index) instead
+/// of every position: the way to check a table too large to verify whole. With `n` at
+/// least the table's number of slots, every position is checked.
+pub fn verify_with(
+    tb: &Tablebase,
+    material: Material,
+    sample: Option<(u64, u64)>,
+    progress: &dyn Progress,
+) -> Result<VerifyReport, ProbeError> {
     let stored = material.normalized();
     tb.check_files(stored)?;
     let index = TableIndex::new(stored);
     let n = index.size();
     let rules = tb.rules();
-    progress.begin(&format!("verify {stored}"), 2 * n);
+    let sample = sample.filter(|&(count, _)| count < 2 * n);
     let chunk = 1u64 << 14;
-    let results: Vec<Result<ChunkReport, ProbeError>> = (0..(2 * n).div_ceil(chunk))
+    // chunks of slots (a whole verify), or chunks of draws (a sample)
+    let (chunks, work) = match sample {
+        None => ((2 * n).div_ceil(chunk), 2 * n),
+        Some((count, _)) => (count.div_ceil(chunk), count),
+    };
+    progress.begin(&format!("verify {stored}"), work);
+    let results: Vec<Result<ChunkReport, ProbeError>> = (0..chunks)
         .into_par_iter()
         .map_init(MoveList::new, |moves, c| {
-            let lo = c * chunk;
-            let hi = (lo + chunk).min(2 * n);
-            let mut checked = 0;
-            let mut bad = Vec::new();
-            let mut bad_count = 0;
-            for slot in lo..hi {
+            let mut report = ChunkReport {
+                checked: 0,
+                bad: Vec::new(),
+                bad_count: 0,
+            };
+            let mut check = |slot: u64, report: &mut ChunkReport| -> Result<bool, ProbeError> {
                 let (turn, i) = index.split_slot(slot);
-                let Some(board) = index.decode(i) else { continue };
+                let Some(board) = index.decode(i) else {
+                    return Ok(false);
+                };
                 let Ok(pos) = Position::from_board(board, turn) else {
-                    continue;
+                    return Ok(false);
                 };
                 if index.encode(&board) != Some(i) {
-                    continue;
+                    return Ok(false);
                 }
-                checked += 1;
-                let stored_value = tb.value(&pos)?;
-                let stored_wdl = tb.wdl(&pos)?;
-                pos.legal_moves_into(moves);
-                let derived = if moves.is_empty() {
-                    Value::of_ended(&pos, rules).unwrap_or(Value::Draw)
-                } else {
-                    let mut best: Option<Value> = None;
-                    for m in moves.iter() {
-                        let v = tb.value(&pos.play_unchecked(m))?.parent();
-                        best = Some(best.map_or(v, |b| b.max(v)));
+                report.checked += 1;
+                if let Some(bad) = check_position(tb, &pos, rules, moves)? {
+                    report.bad_count += 1;
+                    if report.bad.len() < 20 {
+                        report.bad.push(bad);
                     }
-                    best.expect("a move exists")
-                };
-                if derived != stored_value || stored_wdl != stored_value.wdl() {
-                    bad_count += 1;
-                    if bad.len() < 20 {
-                        bad.push(format!(
-                            "{}: stored {stored_value} (WDL file: {stored_wdl}), children give {derived}",
-                            Fen::from_position(&pos)
-                        ));
+                }
+                Ok(true)
+            };
+            let lo = c * chunk;
+            let hi = (lo + chunk).min(work);
+            match sample {
+                None => {
+                    for slot in lo..hi {
+                        check(slot, &mut report)?;
+                    }
+                }
+                Some((_, seed)) => {
+                    // draws until this chunk's share of positions is checked; slots
+                    // without a position are drawn again, a bounded number of times
+                    let mut state = seed ^ c.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    let mut tries = 0;
+                    let want = hi - lo;
+                    while report.checked < want && tries < 64 * want {
+                        tries += 1;
+                        check(splitmix64(&mut state) % (2 * n), &mut report)?;
                     }
                 }
             }
             progress.advance(hi - lo);
-            Ok(ChunkReport {
-                checked,
-                bad,
-                bad_count,
-            })
+            Ok(report)
         })
         .collect();
     progress.end();
@@ -407,6 +462,45 @@ pub fn verify(
         }
     }
     Ok(report)
+}
+
+/// One position of a verification: `None` when the files hold the value its children
+/// give (and the WDL file agrees with the DTM file), else a line saying what differs.
+fn check_position(
+    tb: &Tablebase,
+    pos: &Position,
+    rules: RuleSet,
+    moves: &mut MoveList,
+) -> Result<Option<String>, ProbeError> {
+    let stored_value = tb.value(pos)?;
+    let stored_wdl = tb.wdl(pos)?;
+    pos.legal_moves_into(moves);
+    let derived = if moves.is_empty() {
+        Value::of_ended(pos, rules).unwrap_or(Value::Draw)
+    } else {
+        let mut best: Option<Value> = None;
+        for m in moves.iter() {
+            let v = tb.value(&pos.play_unchecked(m))?.parent();
+            best = Some(best.map_or(v, |b| b.max(v)));
+        }
+        best.expect("a move exists")
+    };
+    if derived != stored_value || stored_wdl != stored_value.wdl() {
+        return Ok(Some(format!(
+            "{}: stored {stored_value} (WDL file: {stored_wdl}), children give {derived}",
+            Fen::from_position(pos)
+        )));
+    }
+    Ok(None)
+}
+
+/// SplitMix64: the next of a stream of well-mixed 64-bit numbers.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Paths of both files of a table.

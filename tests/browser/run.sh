@@ -19,6 +19,12 @@ if [[ $# -ne 1 ]]; then
     exit 1
 fi
 export SHATRANJ_TB_TEST_TABLES="$(cd "$1" && pwd)"
+for table in KQvKQ KQvKR; do
+    if [[ ! -f "$SHATRANJ_TB_TEST_TABLES/$table.counter-loss.tbd" ]]; then
+        echo "tests/browser/run.sh: $1 has no $table table (the tests need the 4-man tables)" >&2
+        exit 1
+    fi
+done
 export SHATRANJ_TB_SHOTS="$root/target"
 
 for tool in chromium chromedriver; do
@@ -36,6 +42,10 @@ ensure_venv browser-venv tests/browser/requirements.txt
 if [[ -z "${SHATRANJ_TB_BIN:-}" ]]; then
     cargo build --release --quiet --bin shatranj-tb
     export SHATRANJ_TB_BIN="$root/target/release/shatranj-tb"
+fi
+if [[ ! -x "$SHATRANJ_TB_BIN" ]]; then
+    echo "tests/browser/run.sh: SHATRANJ_TB_BIN=$SHATRANJ_TB_BIN is not an executable" >&2
+    exit 1
 fi
 
 exec "$venv/bin/python" tests/browser/test_explorer.py

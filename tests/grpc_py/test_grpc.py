@@ -5,7 +5,9 @@ directory; health and reflection use the standard grpcio-health-checking and
 grpcio-reflection packages. Run through tests/grpc_py/run.sh, which sets:
 
   SHATRANJ_TB_BIN          the binary to start
-  SHATRANJ_TB_TEST_TABLES  optional: a tables directory holding KQvKQ
+  SHATRANJ_TB_TEST_TABLES  a tables directory holding KQvKQ (the 4-man tables)
+
+A missing binary, tables directory or table fails the tests: nothing is skipped.
 """
 
 import importlib
@@ -32,6 +34,7 @@ K_V_K = "8/8/8/4k3/8/8/8/K7 w - - 0 1"
 BARE_BLACK_TO_MOVE = "8/8/8/4k3/8/8/7R/K7 b - - 0 1"
 BARE_BLACK_WHITE_TO_MOVE = "8/8/8/4k3/8/8/7R/K7 w - - 0 1"
 AL_SULI = "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1"
+AL_SULI_WITH_A_ROOK = "8/8/8/3k4/8/1KQ5/8/qr6 w - - 0 1"
 ILLEGAL = "8/8/8/4k3/8/8/4R3/K7 w - - 0 1"
 
 TIMEOUT = 10  # seconds, for every call
@@ -63,7 +66,13 @@ def stubs():
 
 def tables_dir_with_kqvkq():
     path = os.environ.get("SHATRANJ_TB_TEST_TABLES")
-    return pathlib.Path(path) if path else None
+    if not path:
+        pytest.fail("SHATRANJ_TB_TEST_TABLES is not set (tests/grpc_py/run.sh TABLES_DIR)")
+    tables = pathlib.Path(path)
+    for name in ("KQvKQ.counter-loss.tbd", "KQvKQ.counter-loss.tbw"):
+        if not (tables / name).is_file():
+            pytest.fail(f"{tables / name} is missing: the tests need the 4-man tables")
+    return tables
 
 
 class Server:
@@ -99,12 +108,10 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server():
-    tables = tables_dir_with_kqvkq()
-    with tempfile.TemporaryDirectory(prefix="shatranj-tables-") as empty:
-        srv = Server(tables or empty)
-        wait_serving(srv.channel)
-        yield srv
-        srv.stop()
+    srv = Server(tables_dir_with_kqvkq())
+    wait_serving(srv.channel)
+    yield srv
+    srv.stop()
 
 
 def wait_serving(channel, service=SERVICE):
@@ -184,12 +191,11 @@ def test_probe_many_goes_on_after_a_bad_item(server, stubs):
 def test_al_suli_diamond(server, stubs):
     pb2, pb2_grpc = stubs
     client = pb2_grpc.TablebaseStub(server.channel)
-    if tables_dir_with_kqvkq() is None:
-        with pytest.raises(grpc.RpcError) as caught:
-            client.Probe(pb2.ProbeRequest(fen=AL_SULI), timeout=TIMEOUT)
-        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
-        assert "shatranj-tb generate KQvKQ" in caught.value.details()
-        pytest.skip("no tables given (SHATRANJ_TB_TEST_TABLES): checked NOT_FOUND only")
+    # a 5-man position: its table is not among the 4-man ones
+    with pytest.raises(grpc.RpcError) as caught:
+        client.Probe(pb2.ProbeRequest(fen=AL_SULI_WITH_A_ROOK), timeout=TIMEOUT)
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "shatranj-tb generate KQvKRQ" in caught.value.details()
     answer = client.Probe(pb2.ProbeRequest(fen=AL_SULI), timeout=TIMEOUT)
     assert (answer.wdl, answer.dtm) == (pb2.WDL_WIN, 39)
     assert answer.material == "KQvKQ"
@@ -242,8 +248,6 @@ def readme_python_snippet():
 def test_readme_python_snippet(server, stubs):
     """Runs the README's client snippet (its stubs are the ones generated here) against
     the server, and checks what it prints against the README's comments."""
-    if tables_dir_with_kqvkq() is None:
-        pytest.skip("no tables given (SHATRANJ_TB_TEST_TABLES): the snippet needs KQvKQ")
     snippet = readme_python_snippet()
     assert '"127.0.0.1:50051"' in snippet
     code = snippet.replace('"127.0.0.1:50051"', repr(server.address))
