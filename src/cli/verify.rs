@@ -6,7 +6,7 @@ use shatranj_tb::Material;
 use shatranj_tb::generate::files::verify;
 
 use super::UserError;
-use super::common::{Bars, TablesArgs, generate_command, lookup_error};
+use super::common::{Bars, CacheArgs, TablesArgs, generate_command, lookup_error};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -14,10 +14,12 @@ pub struct VerifyArgs {
     pub materials: Vec<Material>,
     #[command(flatten)]
     pub tables: TablesArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
-    let tb = args.tables.open()?;
+    let tb = args.tables.open_with(args.cache)?;
     let materials = if args.materials.is_empty() {
         tb.materials()
     } else {
