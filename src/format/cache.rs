@@ -36,16 +36,14 @@ struct Block {
 
 /// The blocks of one file: for each block, the cached copy or null. Non-null pointers
 /// are set and cleared only under the lock of the budget the file's cache uses; readers
-/// only load them.
-struct Slots {
-    blocks: Box<[Atomic<Block>]>,
-    /// Bytes of this file's blocks held now (written under the budget's lock).
-    bytes: AtomicUsize,
-}
+/// only load them. (The slots are the `Arc`'s own allocation, so a read follows one
+/// pointer from the cache to them, as it would from a `Box`.)
+type Slots = Arc<[Atomic<Block>]>;
 
-/// One resident block: its file's slots and its number there.
+/// One resident block: its file's slots, their byte count, and its number there.
 struct Entry {
-    slots: Arc<Slots>,
+    slots: Slots,
+    bytes: Arc<AtomicUsize>,
     block: u32,
 }
 
@@ -81,7 +79,9 @@ pub struct CacheStats {
 
 /// The cache of one table file, bounded by its [`CacheBudget`].
 pub struct BlockCache {
-    slots: Arc<Slots>,
+    slots: Slots,
+    /// Bytes of this file's blocks held now (written under the budget's lock).
+    bytes: Arc<AtomicUsize>,
     budget: Arc<CacheBudget>,
 }
 
@@ -93,7 +93,7 @@ impl Ring {
                 self.hand = 0;
             }
             let e = &self.entries[self.hand];
-            let slot = &e.slots.blocks[e.block as usize];
+            let slot = &e.slots[e.block as usize];
             let shared = slot.load(Ordering::Acquire, guard);
             // SAFETY: a resident block's pointer is non-null and points to a live Block:
             // it was stored by `insert_with` under this ring's lock (which we hold) and
@@ -107,17 +107,14 @@ impl Ring {
             }
             let len = block.data.len();
             let e = self.entries.swap_remove(self.hand);
-            let old = e.slots.blocks[e.block as usize].swap(
-                epoch::Shared::null(),
-                Ordering::AcqRel,
-                guard,
-            );
+            let old =
+                e.slots[e.block as usize].swap(epoch::Shared::null(), Ordering::AcqRel, guard);
             // SAFETY: `old` is now unreachable from the slots (we just cleared the only
             // pointer to it, under the lock), so only readers pinned before the swap
             // can hold it; `defer_destroy` frees it after all of them have unpinned.
             unsafe { guard.defer_destroy(old) };
             self.bytes -= len;
-            e.slots.bytes.fetch_sub(len, Ordering::Relaxed);
+            e.bytes.fetch_sub(len, Ordering::Relaxed);
             return true;
         }
         false
@@ -196,10 +193,8 @@ impl std::fmt::Debug for CacheBudget {
 impl BlockCache {
     pub fn new(block_count: u32, budget: Arc<CacheBudget>) -> BlockCache {
         BlockCache {
-            slots: Arc::new(Slots {
-                blocks: (0..block_count).map(|_| Atomic::null()).collect(),
-                bytes: AtomicUsize::new(0),
-            }),
+            slots: (0..block_count).map(|_| Atomic::null()).collect(),
+            bytes: Arc::new(AtomicUsize::new(0)),
             budget,
         }
     }
@@ -207,7 +202,7 @@ impl BlockCache {
     /// Calls `f` on block `block` if it is cached. Takes no lock.
     #[inline]
     pub fn with<R>(&self, block: u32, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        let slot = self.slots.blocks.get(block as usize)?;
+        let slot = self.slots.get(block as usize)?;
         let guard = epoch::pin();
         let shared = slot.load(Ordering::Acquire, &guard);
         // SAFETY: a non-null pointer in the slots points to a Block that was fully
@@ -228,7 +223,7 @@ impl BlockCache {
     /// and calls `f` on the cached block. A block larger than the whole capacity is
     /// served without being kept.
     pub fn insert_with<R>(&self, block: u32, data: Box<[u8]>, f: impl FnOnce(&[u8]) -> R) -> R {
-        let Some(slot) = self.slots.blocks.get(block as usize) else {
+        let Some(slot) = self.slots.get(block as usize) else {
             // Not reachable for blocks < block_count; serve without caching.
             return f(&data);
         };
@@ -255,11 +250,12 @@ impl BlockCache {
         slot.store(new, Ordering::Release);
         ring.entries.push(Entry {
             slots: Arc::clone(&self.slots),
+            bytes: Arc::clone(&self.bytes),
             block,
         });
         ring.bytes += len;
         ring.peak = ring.peak.max(ring.bytes);
-        self.slots.bytes.fetch_add(len, Ordering::Relaxed);
+        self.bytes.fetch_add(len, Ordering::Relaxed);
         drop(ring);
         // SAFETY: `new` was just published and can only be retired by an eviction,
         // which frees it after `guard` unpins.
@@ -273,13 +269,13 @@ impl BlockCache {
 
     /// Bytes of this file's blocks held now.
     pub fn resident_bytes(&self) -> usize {
-        self.slots.bytes.load(Ordering::Relaxed)
+        self.bytes.load(Ordering::Relaxed)
     }
 }
 
 impl Drop for BlockCache {
     fn drop(&mut self) {
-        if self.slots.bytes.load(Ordering::Relaxed) == 0 {
+        if self.bytes.load(Ordering::Relaxed) == 0 {
             return;
         }
         let mut ring = self.budget.ring();
@@ -288,7 +284,7 @@ impl Drop for BlockCache {
             if !Arc::ptr_eq(&e.slots, &self.slots) {
                 return true;
             }
-            let slot = &e.slots.blocks[e.block as usize];
+            let slot = &e.slots[e.block as usize];
             // SAFETY: `&mut self`: no thread can be reading this file's cache, and its
             // pointers change only under the ring's lock, which we hold, so no guard is
             // needed; each non-null pointer is owned by this cache alone (an evicted
@@ -307,7 +303,7 @@ impl Drop for BlockCache {
             false
         });
         ring.bytes -= freed;
-        self.slots.bytes.store(0, Ordering::Relaxed);
+        self.bytes.store(0, Ordering::Relaxed);
     }
 }
 

@@ -486,7 +486,7 @@ impl TableFile {
     }
 
     /// The value at `index` if its block is in the cache now, else `Ok(None)`: never reads
-    /// the file (no page fault on the mapping, no decompression), so it cannot block on
+    /// the file (no read, no decompression), so it cannot block on
     /// I/O. Err on `index >= len` or a bad symbol, as [`TableFile::get`].
     #[inline]
     pub fn get_cached(&self, index: u64) -> Result<Option<u16>, FormatError> {
