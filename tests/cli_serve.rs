@@ -239,6 +239,12 @@ fn a_served_file_copied_over_in_place_is_an_error_not_a_crash() {
         serving |= line.contains("serving shatranj.tablebase.v1.Tablebase");
     }
     let http = http.unwrap();
+    // the log says so just before the server has the tables
+    let start = Instant::now();
+    while http_get(&http, "/healthz").0 != 200 {
+        assert!(start.elapsed() < Duration::from_secs(20), "never healthy");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let probe = "/api/v1/probe?fen=8/8/8/3k4/8/1KQ5/8/q7_w_-_-_0_1";
     let (status, want) = http_get(&http, probe);
     assert_eq!(status, 200, "{want}");
