@@ -1,4 +1,4 @@
-//! Random-position probes from mapped table files: WDL and DTM, warm cache, one thread;
+//! Random-position probes from table files: WDL and DTM, warm cache, one thread;
 //! and the first probe of a table that has not been opened yet.
 //!
 //! Tables: `$SHATRANJ_BENCH_TABLES` with `$SHATRANJ_BENCH_MATERIAL` (e.g. a 5-man table

@@ -109,12 +109,34 @@ extern "C" {
 
 // Opens the tables of directory `dir` for rule set `rules` (for example
 // `"bare-king=counter,stalemate=loss"`; NULL for that default). Lists the directory
-// only: each table file is opened and checked on first use. Returns NULL on error (no
-// such directory, an unknown rule set), with the message in `shatranj_tb_last_error()`.
+// only: each table file is opened and checked on first use. The decompressed blocks of
+// all its tables together take at most 1 GiB (see `shatranj_tb_open_opts`). Returns
+// NULL on error (no such directory, an unknown rule set), with the message in
+// `shatranj_tb_last_error()`.
 //
 // # Safety
 // `dir` is NULL or a NUL-terminated string; `rules` is NULL or a NUL-terminated string.
 struct ShatranjTb *shatranj_tb_open(const char *dir, const char *rules);
+
+// `shatranj_tb_open` with a bound of `cache_bytes` bytes on the decompressed blocks the
+// handle keeps, all its tables together (0 keeps none: every lookup then reads and
+// decompresses its block). The bound holds whatever tables are probed; the memory is
+// taken only as blocks are used.
+//
+// # Safety
+// As `shatranj_tb_open`.
+struct ShatranjTb *shatranj_tb_open_opts(const char *dir, const char *rules, size_t cache_bytes);
+
+// What the cache of decompressed blocks of a handle holds: its bound (`capacity`), the
+// bytes held now (`resident`, never above the bound) and the most held at once
+// (`peak`), each stored if its pointer is not NULL. Cheap: takes one lock.
+//
+// # Safety
+// `tb` is NULL or a live handle; each other pointer is NULL or valid for a write.
+int shatranj_tb_cache_stats(const struct ShatranjTb *tb,
+                            size_t *capacity,
+                            size_t *resident,
+                            size_t *peak);
 
 // The message of the last error on the calling thread ("" if none yet). The string
 // stays valid until the next failing call on this thread.

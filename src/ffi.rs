@@ -22,6 +22,7 @@ use crate::bitboard::Bitboard;
 use crate::board::Board;
 use crate::color::Color;
 use crate::fen::FenError;
+use crate::format::CacheBudget;
 use crate::position::Position;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::RuleSet;
@@ -240,8 +241,10 @@ unsafe fn str_arg<'a>(s: *const c_char, name: &str, code: c_int) -> Result<&'a s
 
 /// Opens the tables of directory `dir` for rule set `rules` (for example
 /// `"bare-king=counter,stalemate=loss"`; NULL for that default). Lists the directory
-/// only: each table file is opened and checked on first use. Returns NULL on error (no
-/// such directory, an unknown rule set), with the message in `shatranj_tb_last_error()`.
+/// only: each table file is opened and checked on first use. The decompressed blocks of
+/// all its tables together take at most 1 GiB (see `shatranj_tb_open_opts`). Returns
+/// NULL on error (no such directory, an unknown rule set), with the message in
+/// `shatranj_tb_last_error()`.
 ///
 /// # Safety
 /// `dir` is NULL or a NUL-terminated string; `rules` is NULL or a NUL-terminated string.
@@ -250,6 +253,65 @@ pub unsafe extern "C" fn shatranj_tb_open(
     dir: *const c_char,
     rules: *const c_char,
 ) -> *mut ShatranjTb {
+    // SAFETY: the caller's promises on `dir` and `rules`, passed on.
+    unsafe { open(dir, rules, crate::probe::DEFAULT_CACHE_BYTES) }
+}
+
+/// `shatranj_tb_open` with a bound of `cache_bytes` bytes on the decompressed blocks the
+/// handle keeps, all its tables together (0 keeps none: every lookup then reads and
+/// decompresses its block). The bound holds whatever tables are probed; the memory is
+/// taken only as blocks are used.
+///
+/// # Safety
+/// As `shatranj_tb_open`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shatranj_tb_open_opts(
+    dir: *const c_char,
+    rules: *const c_char,
+    cache_bytes: usize,
+) -> *mut ShatranjTb {
+    // SAFETY: the caller's promises on `dir` and `rules`, passed on.
+    unsafe { open(dir, rules, cache_bytes) }
+}
+
+/// What the cache of decompressed blocks of a handle holds: its bound (`capacity`), the
+/// bytes held now (`resident`, never above the bound) and the most held at once
+/// (`peak`), each stored if its pointer is not NULL. Cheap: takes one lock.
+///
+/// # Safety
+/// `tb` is NULL or a live handle; each other pointer is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shatranj_tb_cache_stats(
+    tb: *const ShatranjTb,
+    capacity: *mut usize,
+    resident: *mut usize,
+    peak: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller promises NULL or a live handle.
+        let Some(tb) = (unsafe { tb.as_ref() }) else {
+            return null("tb");
+        };
+        let stats = tb.tb.cache_stats();
+        for (out, value) in [
+            (capacity, stats.capacity),
+            (resident, stats.resident_bytes),
+            (peak, stats.peak_bytes),
+        ] {
+            // SAFETY: the caller promises NULL or a pointer valid for a write.
+            if let Some(out) = unsafe { out.as_mut() } {
+                *out = value;
+            }
+        }
+        SHATRANJ_TB_OK
+    })
+}
+
+/// `shatranj_tb_open` with a cache bound.
+///
+/// # Safety
+/// As `shatranj_tb_open`.
+unsafe fn open(dir: *const c_char, rules: *const c_char, cache_bytes: usize) -> *mut ShatranjTb {
     let mut handle = std::ptr::null_mut();
     guard(|| {
         // SAFETY: the caller's promise on `dir`.
@@ -276,7 +338,7 @@ pub unsafe extern "C" fn shatranj_tb_open(
                 &format!("tables directory {dir} does not exist or is not a directory"),
             );
         }
-        match Tablebase::open(dir, rules) {
+        match Tablebase::open_with_budget(dir, rules, CacheBudget::new(cache_bytes)) {
             Ok(tb) => {
                 handle = Box::into_raw(Box::new(ShatranjTb { tb }));
                 SHATRANJ_TB_OK

@@ -174,3 +174,94 @@ fn check_only_whole_tables(dir: &Path) {
     );
     assert_eq!(names.len(), 2 * present.len(), "{names:?}");
 }
+
+/// One HTTP/1.1 GET; the status and the body.
+fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect to the HTTP API");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).expect("read the answer");
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {raw:?}"));
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// A served table file copied over in place (as `cp` does) makes its probes fail with a
+/// 500 naming the file, not the server crash; copied back, it answers again.
+#[test]
+fn a_served_file_copied_over_in_place_is_an_error_not_a_crash() {
+    let source = tempfile::tempdir().unwrap();
+    let m: Material = "KQvKQ".parse().unwrap();
+    shatranj_tb::generate::files::generate_into(
+        source.path(),
+        &[m],
+        RuleSet::default(),
+        &shatranj_tb::generate::NoProgress,
+        |_| {},
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for ext in ["tbw", "tbd"] {
+        let name = format!("KQvKQ.counter-loss.{ext}");
+        std::fs::copy(source.path().join(&name), dir.path().join(&name)).unwrap();
+    }
+    let mut child = serve(&[
+        "--no-generate",
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--cache-mb",
+        "0",
+        "--tables",
+        dir.path().to_str().unwrap(),
+    ]);
+    let (_, mut err) = first_line(&mut child);
+    let (mut http, mut serving, mut line) = (None, false, String::new());
+    while http.is_none() || !serving {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the log ended");
+        if let Some(rest) = line.split_once("HTTP API on http://") {
+            http = Some(rest.1.trim().trim_end_matches('/').to_string());
+        }
+        serving |= line.contains("serving shatranj.tablebase.v1.Tablebase");
+    }
+    let http = http.unwrap();
+    // the log says so just before the server has the tables
+    let start = Instant::now();
+    while http_get(&http, "/healthz").0 != 200 {
+        assert!(start.elapsed() < Duration::from_secs(20), "never healthy");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let probe = "/api/v1/probe?fen=8/8/8/3k4/8/1KQ5/8/q7_w_-_-_0_1";
+    let (status, want) = http_get(&http, probe);
+    assert_eq!(status, 200, "{want}");
+    let tbd = dir.path().join("KQvKQ.counter-loss.tbd");
+    let shorter = std::fs::read(source.path().join("KQvKQ.counter-loss.tbw")).unwrap();
+    // `std::fs::write` opens with truncation and writes, as `cp` does
+    std::fs::write(&tbd, &shorter).unwrap();
+    let (status, body) = http_get(&http, probe);
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body.contains("KQvKQ.counter-loss.tbd") && body.contains("changed in place"),
+        "{body}"
+    );
+    std::fs::copy(source.path().join("KQvKQ.counter-loss.tbd"), &tbd).unwrap();
+    assert_eq!(http_get(&http, probe), (200, want));
+    assert!(child.try_wait().unwrap().is_none(), "the server exited");
+    terminate(&child);
+    let (code, _) = wait_at_most(&mut child, Duration::from_secs(15));
+    assert_eq!(code, Some(0));
+}

@@ -1,4 +1,5 @@
 from ._native import DEFAULT_RULES as DEFAULT_RULES
+from ._native import CacheStats as CacheStats
 from ._native import DRAW as DRAW
 from ._native import LOSS as LOSS
 from ._native import WIN as WIN

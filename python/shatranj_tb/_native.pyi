@@ -27,6 +27,12 @@ class ProbeDict(TypedDict):
     best_move: Optional[str]
     moves: List[MoveValue]
 
+class CacheStats(TypedDict):
+    capacity: int
+    resident_bytes: int
+    peak_bytes: int
+    blocks: int
+
 class LineStep(TypedDict):
     uci: str
     fen: str
@@ -37,7 +43,13 @@ class LineStep(TypedDict):
 class Tablebase:
     """A tables directory for one rule set (None: bare-king=counter,stalemate=loss)."""
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], rules: Optional[str] = None) -> None: ...
+    def __init__(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        rules: Optional[str] = None,
+        cache_mb: Optional[int] = None,
+    ) -> None: ...
+    def cache_stats(self) -> CacheStats: ...
     @property
     def path(self) -> str: ...
     @property

@@ -52,10 +52,11 @@ fn wdl_int(w: Wdl) -> i8 {
 
 /// A tables directory for one rule set.
 ///
-/// `Tablebase(path, rules=None)`: `path` is the directory of table files, `rules` a rule
-/// set such as `"bare-king=counter,stalemate=loss"` (None for that default). Only the
-/// directory is listed here; each table file is opened and checked on first use. Safe to
-/// share between threads.
+/// `Tablebase(path, rules=None, cache_mb=None)`: `path` is the directory of table files,
+/// `rules` a rule set such as `"bare-king=counter,stalemate=loss"` (None for that
+/// default), `cache_mb` the memory in MiB the decompressed blocks of all its tables may
+/// take together (None for 1024; 0 keeps none). Only the directory is listed here; each
+/// table file is opened and checked on first use. Safe to share between threads.
 #[pyclass(module = "shatranj_tb", frozen)]
 struct Tablebase {
     tb: Tables,
@@ -64,8 +65,8 @@ struct Tablebase {
 #[pymethods]
 impl Tablebase {
     #[new]
-    #[pyo3(signature = (path, rules = None))]
-    fn new(path: PathBuf, rules: Option<&str>) -> PyResult<Tablebase> {
+    #[pyo3(signature = (path, rules = None, cache_mb = None))]
+    fn new(path: PathBuf, rules: Option<&str>, cache_mb: Option<usize>) -> PyResult<Tablebase> {
         let rules = match rules {
             None => RuleSet::default(),
             Some(r) => r
@@ -79,7 +80,23 @@ impl Tablebase {
             )));
         }
         let tb = Tables::open(&path, rules).map_err(Error::Probe)?;
+        if let Some(mb) = cache_mb {
+            tb.set_cache_bytes(mb.saturating_mul(1 << 20));
+        }
         Ok(Tablebase { tb })
+    }
+
+    /// The cache of decompressed blocks: a dict of `capacity` (its bound in bytes),
+    /// `resident_bytes` (held now, never above the bound), `peak_bytes` (the most held
+    /// at once) and `blocks` (held now).
+    fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = self.tb.cache_stats();
+        let d = PyDict::new(py);
+        d.set_item("capacity", stats.capacity)?;
+        d.set_item("resident_bytes", stats.resident_bytes)?;
+        d.set_item("peak_bytes", stats.peak_bytes)?;
+        d.set_item("blocks", stats.blocks)?;
+        Ok(d)
     }
 
     /// The tables directory.

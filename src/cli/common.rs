@@ -37,10 +37,38 @@ pub struct TablesArgs {
 }
 
 impl TablesArgs {
-    /// Opens the tables of an existing, readable folder (a user error otherwise).
+    /// Opens the tables of an existing, readable folder (a user error otherwise), with
+    /// the default cache bound.
     pub fn open(&self) -> anyhow::Result<Tablebase> {
         check_folder(&self.tables, Folder::MustExist)?;
         Ok(Tablebase::open(&self.tables, self.rules)?)
+    }
+
+    /// [`TablesArgs::open`] with the decompressed blocks of all the tables bounded by
+    /// `cache`.
+    pub fn open_with(&self, cache: CacheArgs) -> anyhow::Result<Tablebase> {
+        let tb = self.open()?;
+        tb.set_cache_bytes(cache.bytes());
+        Ok(tb)
+    }
+}
+
+/// Default of `--cache-mb`: [`shatranj_tb::probe::DEFAULT_CACHE_BYTES`] in MiB.
+pub const DEFAULT_CACHE_MB: usize = shatranj_tb::probe::DEFAULT_CACHE_BYTES >> 20;
+
+/// How much memory the decompressed blocks of the tables may take.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct CacheArgs {
+    /// Memory for decompressed table blocks in MiB, all tables together (0 keeps none:
+    /// every lookup then reads and decompresses its block).
+    #[arg(long, default_value_t = DEFAULT_CACHE_MB, value_name = "MIB")]
+    pub cache_mb: usize,
+}
+
+impl CacheArgs {
+    /// The bound in bytes.
+    pub fn bytes(self) -> usize {
+        self.cache_mb.saturating_mul(1 << 20)
     }
 }
 

@@ -14,7 +14,7 @@ pub const DRAW_PLIES: usize = 20;
 /// Takes the same arguments as `probe`.
 pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let pos = parse_fen(&args.fen)?;
-    let tb = args.tables.open()?;
+    let tb = args.tables.open_with(args.cache)?;
     let lookup = |e| lookup_error(e, &args.tables);
     let r = tb.probe(&pos).map_err(lookup)?;
     warn_of_damaged_files(&tb, &pos);

@@ -7,7 +7,9 @@ use serde_json::json;
 use shatranj_tb::probe::ProbeResult;
 use shatranj_tb::{Color, Position, Value};
 
-use super::common::{TablesArgs, dtm_json, lookup_error, parse_fen, warn_of_damaged_files};
+use super::common::{
+    CacheArgs, TablesArgs, dtm_json, lookup_error, parse_fen, warn_of_damaged_files,
+};
 
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
@@ -15,6 +17,8 @@ pub struct ProbeArgs {
     pub fen: String,
     #[command(flatten)]
     pub tables: TablesArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -22,7 +26,7 @@ pub struct ProbeArgs {
 
 pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let pos = parse_fen(&args.fen)?;
-    let tb = args.tables.open()?;
+    let tb = args.tables.open_with(args.cache)?;
     let r = tb.probe(&pos).map_err(|e| lookup_error(e, &args.tables))?;
     warn_of_damaged_files(&tb, &pos);
     let sans = r

@@ -16,7 +16,7 @@ use shatranj_tb::Material;
 use shatranj_tb::generate::files::{TableOutcome, generate_into};
 
 use super::UserError;
-use super::common::{Bars, Folder, TablesArgs, check_folder};
+use super::common::{Bars, CacheArgs, Folder, TablesArgs, check_folder};
 
 /// Serve probes over gRPC (service shatranj.tablebase.v1.Tablebase, with health and
 /// reflection). Stops on Ctrl-C or SIGTERM after the calls in flight.
@@ -24,6 +24,8 @@ use super::common::{Bars, Folder, TablesArgs, check_folder};
 pub struct ServeArgs {
     #[command(flatten)]
     pub tables: TablesArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 
     /// Address to listen on, HOST:PORT; the host may be a name (`localhost`) or an IP
     /// address. Port 0 picks a free port; the address is printed.
@@ -57,19 +59,27 @@ pub struct ServeArgs {
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     if args.no_generate {
         check_folder(&args.tables.tables, Folder::MustExist)?;
-        run_with(args, |dir, rules, _cancel| open_tables(dir, rules))
+        let cache = args.cache;
+        run_with(args, move |dir, rules, _cancel| {
+            open_tables(dir, rules, cache)
+        })
     } else {
         check_folder(&args.tables.tables, Folder::MayBeCreated)?;
-        run_with(args, generate_default_then_open)
+        let cache = args.cache;
+        run_with(args, move |dir, rules, cancel| {
+            generate_default_then_open(dir, rules, cancel, cache)
+        })
     }
 }
 
-/// Generates the missing tables of the default set, then opens the directory. Stops
-/// with an error (a cancelled generation) soon after `cancel` is set.
+/// Generates the missing tables of the default set, then opens the directory with the
+/// cache bound `cache`. Stops with an error (a cancelled generation) soon after `cancel`
+/// is set.
 pub fn generate_default_then_open(
     dir: &Path,
     rules: RuleSet,
     cancel: Arc<AtomicBool>,
+    cache: CacheArgs,
 ) -> anyhow::Result<Tablebase> {
     let bars = Bars::with_cancel(cancel);
     let mut written = 0;
@@ -90,12 +100,14 @@ pub fn generate_default_then_open(
             dir.display()
         );
     }
-    open_tables(dir, rules)
+    open_tables(dir, rules, cache)
 }
 
-/// Opens the tables of `dir` under `rules`, warning loudly if there are none.
-pub fn open_tables(dir: &Path, rules: RuleSet) -> anyhow::Result<Tablebase> {
+/// Opens the tables of `dir` under `rules` with the cache bound `cache`, warning loudly
+/// if there are none.
+pub fn open_tables(dir: &Path, rules: RuleSet, cache: CacheArgs) -> anyhow::Result<Tablebase> {
     let tb = Tablebase::open(dir, rules)?;
+    tb.set_cache_bytes(cache.bytes());
     if tb.materials().is_empty() {
         eprintln!(
             "shatranj-tb: WARNING: no tables for {rules} in {}: every probe that needs a table \

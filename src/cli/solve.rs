@@ -15,7 +15,7 @@ use shatranj_tb::solve::{
 };
 
 use super::UserError;
-use super::common::{TablesArgs, parse_fen};
+use super::common::{CacheArgs, TablesArgs, parse_fen};
 use super::probe::board_diagram;
 
 #[derive(Debug, Args)]
@@ -27,6 +27,8 @@ pub struct SolveArgs {
     pub plies: u32,
     #[command(flatten)]
     pub tables: TablesArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = DEFAULT_HASH_MB, value_name = "MB")]
     pub hash: usize,
@@ -79,7 +81,7 @@ pub fn run(args: &SolveArgs) -> anyhow::Result<()> {
         tree_depth: args.tree_depth,
     };
     solve::check_options(&opts).map_err(|e| UserError::new(e.to_string()))?;
-    let tb = args.tables.open()?;
+    let tb = args.tables.open_with(args.cache)?;
     let bar = if std::io::stderr().is_terminal() && !args.json {
         let bar = ProgressBar::new_spinner();
         bar.set_style(

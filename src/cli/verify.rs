@@ -7,7 +7,7 @@ use shatranj_tb::Material;
 use shatranj_tb::generate::files::verify_with;
 
 use super::UserError;
-use super::common::{Bars, TablesArgs, generate_command, lookup_error};
+use super::common::{Bars, CacheArgs, TablesArgs, generate_command, lookup_error};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -19,10 +19,12 @@ pub struct VerifyArgs {
     pub sample: Option<u64>,
     #[command(flatten)]
     pub tables: TablesArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
-    let tb = args.tables.open()?;
+    let tb = args.tables.open_with(args.cache)?;
     let materials = if args.materials.is_empty() {
         tb.materials()
     } else {

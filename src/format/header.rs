@@ -3,7 +3,7 @@
 //!
 //! Both structs are stored little-endian: `to_le`/`from_le` convert every multi-byte field
 //! (a no-op on little-endian machines). Decoding always copies with
-//! [`bytemuck::pod_read_unaligned`], so a mapped file needs no particular alignment.
+//! [`bytemuck::pod_read_unaligned`], so bytes read into any buffer need no particular alignment.
 
 use bytemuck::{Pod, Zeroable};
 

@@ -6,13 +6,16 @@
 //!
 //! [`write_table`] writes a file to a temporary name beside the destination, syncs it,
 //! re-opens it and checks every value, then renames it into place and syncs the directory.
-//! A table is never modified in place, which is what makes memory-mapping it sound.
+//! A table is never modified in place by this crate.
 //!
-//! [`TableFile::open`] maps a file and validates everything it will later rely on (magic,
-//! version, header checksum, section sizes, the whole block offset table) without reading
-//! the blocks. [`TableFile::get`] decompresses a block on first use and keeps it in a
-//! bounded cache (see [`TableFile::set_cache_capacity`]). Damage never panics: it is an
-//! [`FormatError`] naming the file.
+//! [`TableFile::open`] reads the part of a file before its first block (header, symbol
+//! table, extra bytes, block offset table) and validates everything it will later rely on
+//! (magic, version, header checksum, section sizes, the whole block offset table) without
+//! reading the blocks. [`TableFile::get`] reads a block with a positioned read on first
+//! use, checks its CRC-32, decompresses it and keeps it in a cache bounded by a
+//! [`CacheBudget`] that many files may share. Files are not memory-mapped: a file someone
+//! else truncates or rewrites in place under a reader is damage like any other. Damage
+//! never panics: it is an [`FormatError`] naming the file.
 //!
 //! # Encoding
 //!
@@ -76,6 +79,7 @@ mod header;
 mod read;
 mod write;
 
+pub use cache::{CacheBudget, CacheStats};
 pub use header::{FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_EXTRA_LEN};
 pub use read::{DEFAULT_CACHE_BYTES, TableFile};
 pub use write::{

@@ -4,29 +4,41 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
 
-use memmap2::Mmap;
 use rayon::prelude::*;
 
-use super::cache::BlockCache;
+use super::cache::{BlockCache, CacheBudget};
 use super::header::{
     BLOCK_ENTRY_LEN, BlockEntry, CHECKSUM_FIELD, FORMAT_VERSION, HEADER_LEN, Header, Layout, MAGIC,
     MATERIAL_LEN, MAX_BLOCK_BYTES, MAX_EXTRA_LEN, packed_len,
 };
 use super::{ChecksumRegion, FormatError, Metric, TableMeta, UNUSED};
 
-/// Default cache capacity of each [`TableFile`]: 64 MiB of decompressed blocks.
+/// Default cache capacity of a [`TableFile`] opened with its own budget
+/// ([`TableFile::open`]): 64 MiB of decompressed blocks.
 ///
-/// The cache is per file (each open table has its own); a process probing many tables
-/// should lower it with [`TableFile::set_cache_capacity`]. Memory grows only as blocks are
+/// Files opened with one [`CacheBudget`] ([`TableFile::open_with_budget`]) share it: a
+/// process probing many tables holds at most that budget. Memory grows only as blocks are
 /// used: a 2-bit table of 200 M values is 50 MB decompressed, so it fits entirely.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
-/// A validated, memory-mapped table file. `Send + Sync`: share it between threads by
-/// reference or `Arc`.
+/// A validated table file. `Send + Sync`: share it between threads by reference or `Arc`.
+///
+/// The header, symbol table and block offset table are read into memory (and checked)
+/// at open; each block is read with a positioned read on a cache miss, then checksummed
+/// and decompressed. The file is not mapped, so a file truncated or rewritten in place
+/// under a reader (`cp` or `rsync --inplace` over it) gives a damaged-table error naming
+/// it, never a crash; blocks already cached keep answering as the file was when opened.
 pub struct TableFile {
     path: PathBuf,
-    map: Mmap,
+    file: File,
+    file_len: u64,
+    /// When the file was last modified, as of opening it (if the system says).
+    modified: Option<SystemTime>,
+    /// The offset table, checked at open.
+    entries: Box<[BlockEntry]>,
     meta: TableMeta,
     len: u64,
     symbols: Vec<u16>,
@@ -39,18 +51,35 @@ pub struct TableFile {
     cache: BlockCache,
 }
 
-/// Maps `file` read-only.
-#[allow(unsafe_code)]
-fn map_file(file: &File) -> io::Result<Mmap> {
-    // SAFETY: a table file is never modified in place: the writer writes to a temporary
-    // name and renames it into place (`write_table`), so the mapped bytes never change
-    // and the file never shrinks under us. Every read of the map is bounds-checked.
-    unsafe { Mmap::map(file) }
+/// Reads `buf.len()` bytes at `offset` without moving a file position (threads share the
+/// file). `UnexpectedEof` if the file ends first.
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 thread_local! {
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
         const { RefCell::new(None) };
+    /// This thread's buffer for the compressed bytes of a block.
+    static READ_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Decompresses one zstd frame into `dst`, reusing this thread's decompression context.
@@ -98,6 +127,7 @@ struct Parsed {
     block_shift: u32,
     block_count: u32,
     offsets_offset: usize,
+    entries: Vec<BlockEntry>,
 }
 
 fn to_usize(path: &Path, x: u64, offset: u64, what: &str) -> Result<usize, FormatError> {
@@ -105,9 +135,15 @@ fn to_usize(path: &Path, x: u64, offset: u64, what: &str) -> Result<usize, Forma
         .map_err(|_| FormatError::corrupt(path, offset, format!("{what} {x} too large")))
 }
 
-/// Validates everything `get` will rely on, except the blocks' contents.
-fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, FormatError> {
-    let file_len = bytes.len() as u64;
+/// The length of the part of a file [`parse`] reads (header, symbols, extra bytes,
+/// offset table: everything before the first block), from its first `head` bytes (up
+/// to [`HEADER_LEN`]), checking what it depends on.
+fn prefix_len(path: &Path, head: &[u8], file_len: u64) -> Result<u64, FormatError> {
+    check_header(path, head, file_len).map(|(_, layout)| layout.blocks_offset)
+}
+
+/// Checks the header's magic, version, lengths and section offsets.
+fn check_header(path: &Path, bytes: &[u8], file_len: u64) -> Result<(Header, Layout), FormatError> {
     let truncated = |needed: u64| FormatError::Truncated {
         path: path.to_owned(),
         needed,
@@ -166,6 +202,19 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, FormatError> {
     if layout.blocks_offset > file_len {
         return Err(truncated(layout.blocks_offset));
     }
+    Ok((h, layout))
+}
+
+/// Validates everything `get` will rely on, except the blocks' contents. `bytes` are
+/// the first bytes of a file of `file_len` bytes, at least up to its first block.
+fn parse(path: &Path, bytes: &[u8], file_len: u64) -> Result<Parsed, FormatError> {
+    let truncated = |needed: u64| FormatError::Truncated {
+        path: path.to_owned(),
+        needed,
+        file_len,
+    };
+    let corrupt = |offset: u64, what: String| FormatError::corrupt(path, offset, what);
+    let (h, layout) = check_header(path, bytes, file_len)?;
     let blocks_offset = to_usize(path, layout.blocks_offset, 88, "first block offset")?;
 
     // Header checksum over header (checksum field as zero), symbols, extra, offset table.
@@ -239,6 +288,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, FormatError> {
     let offsets_offset = to_usize(path, layout.offsets_offset, 80, "offset table offset")?;
     let table = &covered[offsets_offset..];
     let mut expected = layout.blocks_offset;
+    let mut entries = Vec::with_capacity(h.block_count as usize);
     for i in 0..h.block_count as usize {
         let at = layout.offsets_offset + (i * BLOCK_ENTRY_LEN) as u64;
         let e = BlockEntry::read(table, i).ok_or_else(|| truncated(at))?;
@@ -255,6 +305,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, FormatError> {
             .checked_add(u64::from(e.compressed_len))
             .filter(|&end| end <= file_len)
             .ok_or_else(|| corrupt(at, format!("block {i} extends past the end of the file")))?;
+        entries.push(e);
     }
     if expected != file_len {
         return Err(corrupt(
@@ -293,40 +344,55 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, FormatError> {
         block_shift: h.block_values.trailing_zeros(),
         block_count: h.block_count,
         offsets_offset,
+        entries,
     })
 }
 
 impl TableFile {
-    /// Maps the file and validates magic, format version, header checksum, sizes and the
-    /// block offset table before trusting anything. Cheap: blocks are not read. The cache
-    /// starts with [`DEFAULT_CACHE_BYTES`].
+    /// Opens the file and validates magic, format version, header checksum, sizes and
+    /// the block offset table before trusting anything. Cheap: blocks are not read. The
+    /// file has a cache of its own of [`DEFAULT_CACHE_BYTES`].
     pub fn open(path: &Path) -> Result<TableFile, FormatError> {
         TableFile::open_with_cache(path, DEFAULT_CACHE_BYTES)
     }
 
-    /// [`TableFile::open`] with a cache capacity in bytes of decompressed data.
+    /// [`TableFile::open`] with a cache of its own of `cache_bytes` bytes of
+    /// decompressed data.
     pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<TableFile, FormatError> {
+        TableFile::open_with_budget(path, CacheBudget::new(cache_bytes))
+    }
+
+    /// [`TableFile::open`] with a cache bounded by `budget`, which every file opened
+    /// with it shares.
+    pub fn open_with_budget(
+        path: &Path,
+        budget: Arc<CacheBudget>,
+    ) -> Result<TableFile, FormatError> {
         let file = File::open(path).map_err(|e| FormatError::io(path, e))?;
-        let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
-        if file_len < HEADER_LEN as u64 {
-            // Too short to map usefully (and mapping an empty file is an error on some
-            // systems): read what is there to tell bad magic from truncation.
-            let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
-            return Err(match parse(path, &bytes) {
-                Err(e) => e,
-                Ok(_) => FormatError::Truncated {
-                    path: path.to_owned(),
-                    needed: HEADER_LEN as u64,
-                    file_len,
-                },
-            });
-        }
-        let map = map_file(&file).map_err(|e| FormatError::io(path, e))?;
-        let p = parse(path, &map)?;
+        let metadata = file.metadata().map_err(|e| FormatError::io(path, e))?;
+        let (file_len, modified) = (metadata.len(), metadata.modified().ok());
+        let read_prefix = |len: u64| -> Result<Vec<u8>, FormatError> {
+            let len = to_usize(path, len, 0, "header length")?;
+            let mut bytes = vec![0u8; len];
+            read_exact_at(&file, &mut bytes, 0).map_err(|e| {
+                if e.kind() == io::ErrorKind::UnexpectedEof {
+                    FormatError::corrupt(path, 0, "the file shrank while it was being opened")
+                } else {
+                    FormatError::io(path, e)
+                }
+            })?;
+            Ok(bytes)
+        };
+        let head = read_prefix(file_len.min(HEADER_LEN as u64))?;
+        let prefix = read_prefix(prefix_len(path, &head, file_len)?)?;
+        let p = parse(path, &prefix, file_len)?;
         Ok(TableFile {
             path: path.to_owned(),
-            cache: BlockCache::new(p.block_count, cache_bytes),
-            map,
+            cache: BlockCache::new(p.block_count, budget),
+            file,
+            file_len,
+            modified,
+            entries: p.entries.into_boxed_slice(),
             meta: p.meta,
             len: p.len,
             symbols: p.symbols,
@@ -356,7 +422,7 @@ impl TableFile {
 
     /// Size of the file in bytes.
     pub fn file_len(&self) -> u64 {
-        self.map.len() as u64
+        self.file_len
     }
 
     /// Number of compressed blocks.
@@ -379,21 +445,26 @@ impl TableFile {
         &self.symbols
     }
 
-    /// Sets the cache capacity in bytes of decompressed data for this file, evicting at
-    /// once if it shrank. The cache is per file; see [`DEFAULT_CACHE_BYTES`]. It may
-    /// exceed the capacity by up to one block per shard (64 shards at most), so
-    /// `set_cache_capacity(0)` still keeps a few recently used blocks.
+    /// Sets the capacity in bytes of decompressed data of this file's cache budget
+    /// (shared with every file opened with the same budget), evicting at once if it
+    /// shrank. The blocks held never exceed it; with 0 nothing is kept.
     pub fn set_cache_capacity(&self, bytes: usize) {
-        self.cache.set_capacity(bytes);
+        self.cache.budget().set_capacity(bytes);
     }
 
+    /// The capacity of this file's cache budget.
     pub fn cache_capacity(&self) -> usize {
-        self.cache.capacity()
+        self.cache.budget().capacity()
     }
 
-    /// Bytes of decompressed blocks held in the cache now.
+    /// Bytes of this file's decompressed blocks held in the cache now.
     pub fn cached_bytes(&self) -> usize {
         self.cache.resident_bytes()
+    }
+
+    /// The budget this file's cache counts against.
+    pub fn cache_budget(&self) -> &Arc<CacheBudget> {
+        self.cache.budget()
     }
 
     /// The value at `index`; decompresses (and checksums) the block on first use and keeps
@@ -415,7 +486,7 @@ impl TableFile {
     }
 
     /// The value at `index` if its block is in the cache now, else `Ok(None)`: never reads
-    /// the file (no page fault on the mapping, no decompression), so it cannot block on
+    /// the file (no read, no decompression), so it cannot block on
     /// I/O. Err on `index >= len` or a bad symbol, as [`TableFile::get`].
     #[inline]
     pub fn get_cached(&self, index: u64) -> Result<Option<u16>, FormatError> {
@@ -530,7 +601,7 @@ impl TableFile {
     }
 
     fn entry(&self, block: u32) -> Option<BlockEntry> {
-        BlockEntry::read(self.map.get(self.offsets_offset..)?, block as usize)
+        self.entries.get(block as usize).copied()
     }
 
     /// Number of values in `block`.
@@ -547,37 +618,66 @@ impl TableFile {
         let e = self
             .entry(block)
             .ok_or_else(|| corrupt(at, format!("no offset table entry for block {block}")))?;
-        let src = usize::try_from(e.offset)
-            .ok()
-            .and_then(|start| {
-                self.map
-                    .get(start..start.checked_add(e.compressed_len as usize)?)
-            })
-            .ok_or_else(|| corrupt(e.offset, format!("block {block} is out of the file")))?;
-        let computed = crc32fast::hash(src);
-        if computed != e.checksum {
-            return Err(FormatError::ChecksumMismatch {
-                path: self.path.clone(),
-                region: ChecksumRegion::Block(block),
-                stored: e.checksum,
-                computed,
-            });
-        }
         let n = packed_len(self.values_in_block(block), self.bits)
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| corrupt(at, format!("block {block} is too large")))?;
-        let mut data = vec![0u8; n].into_boxed_slice();
-        match decompress_into(src, &mut data) {
-            Ok(got) if got == n => Ok(data),
-            Ok(got) => Err(corrupt(
-                e.offset,
-                format!("block {block} decompresses to {got} bytes, expected {n}"),
-            )),
-            Err(err) => Err(corrupt(
-                e.offset,
-                format!("block {block} does not decompress: {err}"),
-            )),
-        }
+        READ_BUF.with(|buf| {
+            let mut src = buf.borrow_mut();
+            src.resize(e.compressed_len as usize, 0);
+            if let Err(err) = read_exact_at(&self.file, &mut src, e.offset) {
+                return Err(if err.kind() == io::ErrorKind::UnexpectedEof {
+                    self.changed(block, e.offset).unwrap_or_else(|| {
+                        corrupt(e.offset, format!("block {block} is out of the file"))
+                    })
+                } else {
+                    FormatError::io(&self.path, err)
+                });
+            }
+            let computed = crc32fast::hash(&src);
+            if computed != e.checksum {
+                return Err(self.changed(block, e.offset).unwrap_or(
+                    FormatError::ChecksumMismatch {
+                        path: self.path.clone(),
+                        region: ChecksumRegion::Block(block),
+                        stored: e.checksum,
+                        computed,
+                    },
+                ));
+            }
+            let mut data = vec![0u8; n].into_boxed_slice();
+            match decompress_into(&src, &mut data) {
+                Ok(got) if got == n => Ok(data),
+                Ok(got) => Err(corrupt(
+                    e.offset,
+                    format!("block {block} decompresses to {got} bytes, expected {n}"),
+                )),
+                Err(err) => Err(corrupt(
+                    e.offset,
+                    format!("block {block} does not decompress: {err}"),
+                )),
+            }
+        })
+    }
+
+    /// After a block failed to read or to check: the error to give if the file is not
+    /// the one opened any more (another length now, or modified since it was opened),
+    /// which is what copying over a table in place does.
+    #[cold]
+    fn changed(&self, block: u32, offset: u64) -> Option<FormatError> {
+        let metadata = self.file.metadata().ok()?;
+        let now = metadata.len();
+        (now != self.file_len || metadata.modified().ok() != self.modified).then(|| {
+            FormatError::corrupt(
+                &self.path,
+                offset,
+                format!(
+                    "block {block} cannot be read: the file was changed in place since it was \
+                     opened (it has {now} bytes, it had {}) (put tables into a folder in use \
+                     by copying them under another name and renaming them into place)",
+                    self.file_len
+                ),
+            )
+        })
     }
 
     /// Calls `check(block, first_index, decompressed)` on every block in parallel; returns
@@ -723,15 +823,15 @@ mod tests {
     fn parse_rejects_short_and_foreign_bytes() {
         let p = Path::new("x.tb");
         assert!(matches!(
-            parse(p, b"SHTR"),
+            parse(p, b"SHTR", 4),
             Err(FormatError::Truncated { .. })
         ));
         assert!(matches!(
-            parse(p, b"GIF89a and more"),
+            parse(p, b"GIF89a and more", 15),
             Err(FormatError::BadMagic { .. })
         ));
         assert!(matches!(
-            parse(p, b"SHTRJTB\0 but short"),
+            parse(p, b"SHTRJTB\0 but short", 18),
             Err(FormatError::Truncated { .. })
         ));
     }

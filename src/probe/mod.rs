@@ -1,7 +1,8 @@
 //! Probing: a directory of table files answering for positions.
 //!
-//! [`Tablebase::open`] only lists the directory; each file is mapped and validated the
-//! first time a position needs it. Positions the rules decide alone (a bare side, K v K,
+//! [`Tablebase::open`] only lists the directory; each file is opened and validated the
+//! first time a position needs it, and all of them share one bound on the decompressed
+//! blocks they keep ([`Tablebase::set_cache_bytes`], [`Tablebase::cache_stats`]). Positions the rules decide alone (a bare side, K v K,
 //! a finished game) are answered without files. A `Tablebase` is `Send + Sync`: share it
 //! between threads behind an `Arc`.
 //!
@@ -19,23 +20,25 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::format::Metric;
+use crate::format::{CacheBudget, Metric};
 use crate::material::Material;
 use crate::rules::RuleSet;
 
+pub use crate::format::CacheStats;
 pub use crate::stats::{Longest, SideStats};
 
 /// Most men a table may have.
 pub const MAX_MEN: u32 = 5;
 
-/// Default bound on each table file's cache of decompressed blocks: room for a whole
-/// 5-man DTM table (about 240 MB at one byte a position), so random probes stay warm. The
-/// cache fills only with blocks actually probed.
-pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
+/// Default bound on the decompressed blocks a [`Tablebase`] keeps, all its files together:
+/// 1 GiB, room for four whole 5-man DTM tables (about 240 MB each at one byte a
+/// position), so random probes stay warm. The cache fills only with blocks actually
+/// probed.
+pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
 
 /// File extension of WDL tables.
 pub const WDL_EXT: &str = "tbw";
@@ -77,7 +80,8 @@ pub struct Tablebase {
     dir: PathBuf,
     rules: RuleSet,
     slots: HashMap<Material, registry::Slot, hasher::BuildMaterialHasher>,
-    cache_bytes: usize,
+    /// The one bound on the decompressed blocks of every file of this tablebase.
+    budget: Arc<CacheBudget>,
     /// When the tablebase was opened: the origin of `next_scan_ms`.
     opened: Instant,
     /// Milliseconds after `opened` before which a miss does not list the directory again.

@@ -154,7 +154,7 @@ impl Tablebase {
 
     /// [`Tablebase::probe`] from memory only: `Ok(None)` if the answer needs a table file
     /// that is not open yet or a block that is not in the cache. It never touches the
-    /// disk (no file opened, no page of a mapping read, no block decompressed), so it
+    /// disk (no file opened, no block read, no block decompressed), so it
     /// takes microseconds and cannot block on I/O: fit to run on an async runtime, with
     /// [`Tablebase::probe`] on a blocking thread as the fallback. Errors that need no file
     /// (a missing table, too many men) are reported as by `probe`.

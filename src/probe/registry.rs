@@ -4,11 +4,13 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{DEFAULT_CACHE_BYTES, DTM_EXT, MAX_MEN, ProbeError, Tablebase, WDL_EXT, table_path};
-use crate::format::{Metric, TableFile};
+use super::{
+    CacheStats, DEFAULT_CACHE_BYTES, DTM_EXT, MAX_MEN, ProbeError, Tablebase, WDL_EXT, table_path,
+};
+use crate::format::{CacheBudget, Metric, TableFile};
 use crate::index::{INDEX_SCHEME, TableIndex};
 use crate::material::Material;
 use crate::rules::RuleSet;
@@ -34,8 +36,20 @@ pub const RESCAN_INTERVAL: Duration = Duration::from_secs(1);
 
 impl Tablebase {
     /// Lists the tables of `rules` in `dir` (a missing directory holds no tables, until
-    /// some are put there). Files are opened when first needed.
+    /// some are put there). Files are opened when first needed; their decompressed
+    /// blocks share one budget of [`DEFAULT_CACHE_BYTES`].
     pub fn open(dir: impl AsRef<Path>, rules: RuleSet) -> Result<Tablebase, ProbeError> {
+        Tablebase::open_with_budget(dir, rules, CacheBudget::new(DEFAULT_CACHE_BYTES))
+    }
+
+    /// [`Tablebase::open`] with the decompressed blocks of every file bounded by `budget`,
+    /// which other tablebases (of other rule sets, say) may share: one bound for the
+    /// process.
+    pub fn open_with_budget(
+        dir: impl AsRef<Path>,
+        rules: RuleSet,
+        budget: Arc<CacheBudget>,
+    ) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref().to_path_buf();
         let slots = Material::all_with_tables(MAX_MEN)
             .into_iter()
@@ -53,7 +67,7 @@ impl Tablebase {
             dir,
             rules,
             slots,
-            cache_bytes: DEFAULT_CACHE_BYTES,
+            budget,
             opened: Instant::now(),
             next_scan_ms: AtomicU64::new(0),
             scanning: Mutex::new(()),
@@ -147,22 +161,29 @@ impl Tablebase {
         Ok(())
     }
 
-    /// Empties the decompressed-block cache of every open table file (their bound stays).
+    /// Empties the decompressed-block cache of every open table file (the bound stays).
     /// A long generation calls it between tables: each table reads other sub-tables, and
-    /// caches left warm by earlier ones would add up to gigabytes.
+    /// blocks left warm by earlier ones are of no use to the next.
     pub fn clear_caches(&self) {
-        for slot in self.slots.values() {
-            for file in [slot.wdl.get(), slot.dtm.get()].into_iter().flatten() {
-                let capacity = file.cache_capacity();
-                file.set_cache_capacity(0);
-                file.set_cache_capacity(capacity);
-            }
-        }
+        self.budget.clear();
     }
 
-    /// Bounds the decompressed-block cache of each table file opened from now on.
-    pub fn set_cache_bytes(&mut self, bytes: usize) {
-        self.cache_bytes = bytes;
+    /// Bounds the decompressed blocks of all the table files together, evicting at once
+    /// if the bound shrank (safe while other threads probe). With 0 no block is kept.
+    pub fn set_cache_bytes(&self, bytes: usize) {
+        self.budget.set_capacity(bytes);
+    }
+
+    /// The cache's bound, the bytes it holds now and the most it held.
+    #[must_use]
+    pub fn cache_stats(&self) -> CacheStats {
+        self.budget.stats()
+    }
+
+    /// The budget bounding the decompressed blocks of this tablebase's files.
+    #[must_use]
+    pub fn cache_budget(&self) -> &Arc<CacheBudget> {
+        &self.budget
     }
 
     #[must_use]
@@ -210,7 +231,7 @@ impl Tablebase {
         }
         let path = table_path(&self.dir, material, self.rules, metric);
         // A missing file of a registered table is named (the other file is there).
-        let file = TableFile::open_with_cache(&path, self.cache_bytes)?;
+        let file = TableFile::open_with_budget(&path, Arc::clone(&self.budget))?;
         let meta = file.meta();
         let corrupt = |message: String| ProbeError::Corrupt {
             path: path.clone(),

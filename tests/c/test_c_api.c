@@ -283,6 +283,41 @@ static int errors(const char *dir, const char *damaged_dir, const char *missing_
     }
     shatranj_tb_close(other);
 
+    /* a cache bound: the blocks held stay within it, and with 0 none is kept */
+    {
+        const char *fens[] = {"8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1", "8/8/8/3k4/8/1KQ5/8/q7 b - - 0 1",
+                              "k7/8/8/8/8/8/1Q6/KQ6 w - - 0 1", "8/2k5/8/8/8/8/r7/K6R b - - 0 1"};
+        size_t bounds[] = {300000, 0};
+        for (int b = 0; b < 2; b++) {
+            ShatranjTb *small = shatranj_tb_open_opts(dir, NULL, bounds[b]);
+            size_t capacity = 1, resident = 1, peak = 1;
+            for (int i = 0; i < 4; i++) {
+                int w0, d0, w1, d1;
+                int rc0 = shatranj_tb_probe_fen(handle, fens[i], &w0, &d0);
+                int rc1 = shatranj_tb_probe_fen(small, fens[i], &w1, &d1);
+                if (rc0 != rc1 || w0 != w1 || d0 != d1) {
+                    fprintf(stderr, "FAIL cache %zu: %s: %d %d %d vs %d %d %d\n", bounds[b], fens[i], rc0, w0, d0,
+                            rc1, w1, d1);
+                    failures++;
+                }
+                expect_code("cache stats", shatranj_tb_cache_stats(small, &capacity, &resident, &peak),
+                            SHATRANJ_TB_OK, NULL);
+                if (capacity != bounds[b] || resident > capacity || peak > capacity) {
+                    fprintf(stderr, "FAIL cache stats: capacity %zu resident %zu peak %zu\n", capacity, resident,
+                            peak);
+                    failures++;
+                }
+            }
+            if ((bounds[b] > 0) != (peak > 0)) {
+                fprintf(stderr, "FAIL cache of %zu bytes: peak %zu\n", bounds[b], peak);
+                failures++;
+            }
+            shatranj_tb_close(small);
+        }
+        expect_code("cache stats NULL", shatranj_tb_cache_stats(NULL, NULL, NULL, NULL),
+                    SHATRANJ_TB_ERR_NULL_ARGUMENT, "tb");
+    }
+
     /* FEN */
     expect_code("bad FEN", shatranj_tb_probe_fen(handle, "not a fen", &wdl, &dtm), SHATRANJ_TB_ERR_BAD_FEN,
                 "invalid FEN");

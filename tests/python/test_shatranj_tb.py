@@ -183,6 +183,39 @@ def test_errors(tb, tmp_path):
             damaged.wdl(DIAMOND)
 
 
+def test_one_cache_bound_for_all_tables(tb):
+    rng = random.Random(5)
+    fens = random_fens(tb, rng, 300)
+    want = [(tb.wdl(f), tb.dtm(f)) for f in fens]
+    for mb in (1, 0):
+        small = Tablebase(TABLES, cache_mb=mb)
+        assert small.cache_stats()["capacity"] == mb << 20
+        for f, w in zip(fens, want):
+            assert (small.wdl(f), small.dtm(f)) == w, f
+            assert small.cache_stats()["resident_bytes"] <= mb << 20
+        stats = small.cache_stats()
+        assert stats["peak_bytes"] <= mb << 20, stats
+        assert (stats["peak_bytes"] > 0) == (mb > 0), stats
+        assert (stats["blocks"] > 0) == (mb > 0), stats
+    assert tb.cache_stats()["capacity"] == 1 << 30
+
+
+def test_a_table_copied_over_in_place_is_an_error_not_a_crash(tmp_path):
+    for ext in ("tbw", "tbd"):
+        name = f"KQvKQ.counter-loss.{ext}"
+        shutil.copy(TABLES / name, tmp_path / name)
+    live = Tablebase(tmp_path, cache_mb=0)  # every probe reads the file
+    assert live.dtm(DIAMOND) == 39
+    # as `cp` does: the same file truncated, then other bytes written
+    other = (TABLES / "KRvKQ.counter-loss.tbd").read_bytes()
+    with open(tmp_path / "KQvKQ.counter-loss.tbd", "wb") as f:
+        f.write(other[: len(other) // 3])
+    with pytest.raises(OSError, match="KQvKQ.counter-loss.tbd.*changed in place"):
+        live.dtm(DIAMOND)
+    shutil.copyfile(TABLES / "KQvKQ.counter-loss.tbd", tmp_path / "KQvKQ.counter-loss.tbd")
+    assert live.dtm(DIAMOND) == 39
+
+
 def test_threads_share_a_tablebase(tb):
     rng = random.Random(3)
     fens = random_fens(tb, rng, 300)
