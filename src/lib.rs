@@ -25,7 +25,8 @@ pub mod fen;
 pub mod ffi;
 pub mod format;
 pub mod generate;
-mod http;
+#[cfg(feature = "service")]
+pub mod http;
 pub mod index;
 pub mod material;
 pub mod position;
@@ -34,6 +35,7 @@ pub mod retro;
 pub mod role;
 pub mod rules;
 pub mod san;
+#[cfg(feature = "service")]
 pub mod service;
 pub mod solve;
 pub mod square;
