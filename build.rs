@@ -1,11 +1,18 @@
 //! Compiles the gRPC service definition with protox (pure Rust: no `protoc` needed) and
 //! hands the descriptors to tonic-prost-build; also writes the encoded descriptor set that
-//! the server's reflection service publishes. Nothing else.
+//! the server's reflection service publishes. Nothing else, and only with the `service`
+//! feature (the library's core has no generated code).
 
+#[cfg(feature = "service")]
 use std::path::PathBuf;
 
+#[cfg(feature = "service")]
 const PROTO: &str = "proto/shatranj/tablebase/v1/tablebase.proto";
 
+#[cfg(not(feature = "service"))]
+fn main() {}
+
+#[cfg(feature = "service")]
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed={PROTO}");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);

@@ -12,7 +12,7 @@ use std::fmt::{self, Write as _};
 
 use crate::board::Board;
 use crate::color::Color;
-use crate::position::{Position, PositionError, Setup};
+use crate::position::{Move, PlayError, Position, PositionError, Setup};
 use crate::role::Piece;
 use crate::square::Square;
 
@@ -248,6 +248,39 @@ impl Position {
     #[must_use]
     pub fn fen(&self) -> String {
         Fen::from_position(self).write(false)
+    }
+
+    /// The start position of shatranj (shahs on the d-file, ferzes on the e-file).
+    #[must_use]
+    pub fn startpos() -> Position {
+        Fen::parse("rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1")
+            .expect("start FEN is valid")
+            .into_position()
+            .expect("start position is legal")
+    }
+
+    /// Plays a move given in UCI notation, if it is legal.
+    pub fn play_uci(&self, uci: &str) -> Result<(Move, Position), PlayError> {
+        let uci_lower = uci.trim().to_ascii_lowercase();
+        // accept the F/A convention's promotion letter too
+        let wanted = uci_lower.trim_end_matches('f').to_string();
+        self.legal_moves()
+            .iter()
+            .find(|m| {
+                let s = m.to_uci();
+                s == uci_lower || (m.promotion && s == format!("{wanted}q"))
+            })
+            .map(|m| (*m, self.play_unchecked(m)))
+            .ok_or_else(|| PlayError {
+                uci: uci.to_string(),
+                fen: Fen::from_position(self).to_string(),
+            })
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({})", Fen::from_position(self))
     }
 }
 

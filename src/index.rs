@@ -15,6 +15,7 @@
 //! stand on the diagonal; [`TableIndex::is_canonical`] tells which one is kept.
 //! A position's side to move is not part of the index: tables keep one array per side.
 
+use std::fmt;
 use std::sync::OnceLock;
 
 use crate::bitboard::Bitboard;
@@ -255,51 +256,102 @@ pub struct TableIndex {
     group_of: [u8; 12],
 }
 
+/// Why a material has no index: [`TableIndex::try_new`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexError {
+    /// The material is not in stored form (see [`Material::normalized`]).
+    NotStored(Material),
+    /// A side is a bare shah: the rules decide, there is no table.
+    BareSide(Material),
+    /// More like pieces of one kind than the index numbers.
+    TooManyLike(Material),
+    /// The positions of the material do not fit the index's integers.
+    TooLarge(Material),
+}
+
+impl fmt::Display for IndexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexError::NotStored(m) => write!(f, "material {m} is not in stored form"),
+            IndexError::BareSide(m) => write!(f, "no table for {m}: a side has a bare shah"),
+            IndexError::TooManyLike(m) => write!(
+                f,
+                "material {m} has more than {} like pieces of one kind",
+                BINOM_K - 1
+            ),
+            IndexError::TooLarge(m) => write!(
+                f,
+                "material {m} has too many positions to index (at most 2^{DIVIDEND_BITS} a side to move)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for IndexError {}
+
 impl TableIndex {
     /// The index of a material in its stored form (see [`Material::normalized`]).
     ///
     /// # Panics
-    /// If the material is not in stored form or has a bare side.
+    /// If the material has no index (see [`TableIndex::try_new`]).
     #[track_caller]
     #[must_use]
     pub fn new(material: Material) -> TableIndex {
-        assert_eq!(
-            material,
-            material.normalized(),
-            "material not in stored form"
-        );
-        assert!(!material.is_decided_by_rules(), "no table for a bare side");
+        TableIndex::try_new(material).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The index of a material in its stored form, or why it has none: not in stored
+    /// form, a bare side, or more positions than the index's integers hold (the sizes
+    /// are multiplied with overflow checks, in every build).
+    pub fn try_new(material: Material) -> Result<TableIndex, IndexError> {
+        if material != material.normalized() {
+            return Err(IndexError::NotStored(material));
+        }
+        if material.is_decided_by_rules() {
+            return Err(IndexError::BareSide(material));
+        }
         let pawns = material.has_pawns();
         let mut groups = Vec::new();
         for color in Color::ALL {
             for role in PIECE_ORDER {
                 let count = usize::from(material.side(color).count(role));
                 if count > 0 {
-                    assert!(count < BINOM_K, "too many like pieces for the index");
+                    if count >= BINOM_K {
+                        return Err(IndexError::TooManyLike(material));
+                    }
                     let squares = if role == Role::Pawn { 48 } else { 64 };
+                    let size = BINOM[squares as usize][count];
+                    if size >= 1 << DIVIDEND_BITS {
+                        return Err(IndexError::TooLarge(material));
+                    }
                     groups.push(Group {
                         piece: Piece { color, role },
                         count,
                         squares,
-                        size: BINOM[squares as usize][count],
-                        size_div: Divisor::new(BINOM[squares as usize][count]),
+                        size,
+                        size_div: Divisor::new(size),
                         weight: 0,
                         offset: if role == Role::Pawn { 8 } else { 0 },
                     });
                 }
             }
         }
-        let mut weight = 1;
+        let too_large = || IndexError::TooLarge(material);
+        let mut weight: u64 = 1;
         let mut group_of = [u8::MAX; 12];
         for (i, g) in groups.iter_mut().enumerate().rev() {
             g.weight = weight;
-            weight *= g.size;
+            weight = weight.checked_mul(g.size).ok_or_else(too_large)?;
             group_of[g.piece.color.index() * 6 + g.piece.role.index()] = i as u8;
         }
         let rest = weight;
         let kk_count = kk_table(pawns).pairs.len() as u64;
-        assert!(kk_count * rest < 1 << DIVIDEND_BITS, "index too large");
-        TableIndex {
+        let size = kk_count.checked_mul(rest).ok_or_else(too_large)?;
+        // The index divides numbers below 2^DIVIDEND_BITS.
+        if size >= 1 << DIVIDEND_BITS {
+            return Err(too_large());
+        }
+        Ok(TableIndex {
             material,
             pawns,
             groups,
@@ -307,7 +359,7 @@ impl TableIndex {
             rest_div: Divisor::new(rest),
             kk_count,
             group_of,
-        }
+        })
     }
 
     #[must_use]
@@ -728,6 +780,66 @@ impl MoveFrame<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_material_too_large_to_index_is_an_error_not_a_wrapped_size() {
+        // Four groups of seven like pieces: the product of the group sizes passes 2^64.
+        let huge: Material = "KRRRRRRRNNNNNNNvKQQQQQQQBBBBBBB".parse().unwrap();
+        let huge = huge.normalized();
+        assert_eq!(
+            TableIndex::try_new(huge).unwrap_err(),
+            IndexError::TooLarge(huge)
+        );
+        // Two groups fit a u64, the shah pairs then overflow it.
+        let two: Material = "KRRRRRRRvKNNNNNNN"
+            .parse::<Material>()
+            .unwrap()
+            .normalized();
+        assert_eq!(
+            TableIndex::try_new(two).unwrap_err(),
+            IndexError::TooLarge(two)
+        );
+        // Below 2^64 but above the index's 2^48.
+        let big: Material = "KRRRRRvKNNNN".parse::<Material>().unwrap().normalized();
+        assert_eq!(
+            TableIndex::try_new(big).unwrap_err(),
+            IndexError::TooLarge(big)
+        );
+        let msg = IndexError::TooLarge(huge).to_string();
+        assert!(
+            msg.contains(&huge.to_string()) && msg.contains("too many positions"),
+            "{msg}"
+        );
+        // Eight pawns of a side are more like pieces than the binomial table holds.
+        let pawns: Material = "KPPPPPPPPvKR".parse::<Material>().unwrap().normalized();
+        assert_eq!(
+            TableIndex::try_new(pawns).unwrap_err(),
+            IndexError::TooManyLike(pawns)
+        );
+        let bare: Material = "KRvK".parse().unwrap();
+        assert_eq!(
+            TableIndex::try_new(bare).unwrap_err(),
+            IndexError::BareSide(bare)
+        );
+        let unsorted: Material = "KQvKR".parse().unwrap();
+        assert_eq!(
+            TableIndex::try_new(unsorted).unwrap_err(),
+            IndexError::NotStored(unsorted)
+        );
+        // The largest tables in use still fit.
+        let five: Material = "KRRvKQ".parse().unwrap();
+        assert_eq!(
+            TableIndex::try_new(five).unwrap().size(),
+            TableIndex::new(five).size()
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "too many positions to index")]
+    fn new_panics_with_the_reason() {
+        let huge: Material = "KRRRRRRRNNNNNNNvKQQQQQQQBBBBBBB".parse().unwrap();
+        let _ = TableIndex::new(huge.normalized());
+    }
 
     #[test]
     fn divisor_is_exact() {

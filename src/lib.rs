@@ -17,28 +17,32 @@
 
 #![deny(unsafe_code)]
 
-pub mod attacks;
-pub mod bitboard;
-pub mod board;
-pub mod color;
+// The vocabulary and the rules are used through the names re-exported below; the attack
+// tables, the SAN writer and the figures' types are implementation details.
+pub(crate) mod attacks;
+mod bitboard;
+mod board;
+mod color;
 pub mod fen;
 pub mod ffi;
 pub mod format;
 pub mod generate;
-mod http;
+#[cfg(feature = "service")]
+pub mod http;
 pub mod index;
 pub mod material;
-pub mod position;
+mod position;
 pub mod probe;
 pub mod retro;
 pub mod role;
 pub mod rules;
-pub mod san;
+mod san;
+#[cfg(feature = "service")]
 pub mod service;
 pub mod solve;
-pub mod square;
-pub mod stats;
-pub mod value;
+mod square;
+mod stats;
+mod value;
 
 pub use bitboard::Bitboard;
 pub use board::Board;

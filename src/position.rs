@@ -250,12 +250,6 @@ pub struct Position {
     turn: Color,
 }
 
-impl fmt::Debug for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Position({})", crate::fen::Fen::from_position(self))
-    }
-}
-
 impl Position {
     /// The validated position of a setup, or the first reason it is illegal.
     pub fn from_setup(setup: &Setup) -> Result<Position, PositionError> {
@@ -315,15 +309,6 @@ impl Position {
     #[must_use]
     pub(crate) fn placement(board: Board, turn: Color) -> Position {
         Position { board, turn }
-    }
-
-    /// The start position of shatranj (shahs on the d-file, ferzes on the e-file).
-    #[must_use]
-    pub fn startpos() -> Position {
-        crate::fen::Fen::parse("rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1")
-            .expect("start FEN is valid")
-            .into_position()
-            .expect("start position is legal")
     }
 
     /// The same position as an unvalidated setup.
@@ -750,24 +735,6 @@ impl Position {
             board,
             turn: !self.turn,
         }
-    }
-
-    /// Plays a move given in UCI notation, if it is legal.
-    pub fn play_uci(&self, uci: &str) -> Result<(Move, Position), PlayError> {
-        let uci_lower = uci.trim().to_ascii_lowercase();
-        // accept the F/A convention's promotion letter too
-        let wanted = uci_lower.trim_end_matches('f').to_string();
-        self.legal_moves()
-            .iter()
-            .find(|m| {
-                let s = m.to_uci();
-                s == uci_lower || (m.promotion && s == format!("{wanted}q"))
-            })
-            .map(|m| (*m, self.play_unchecked(m)))
-            .ok_or_else(|| PlayError {
-                uci: uci.to_string(),
-                fen: crate::fen::Fen::from_position(self).to_string(),
-            })
     }
 
     /// Whether the game has ended here under `rules`, and how.

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value as Json;
+use shatranj_tb::http::serve_with_http;
 use shatranj_tb::probe::Tablebase;
-use shatranj_tb::service::{Limits, ServeError, serve_with_http};
+use shatranj_tb::service::{Limits, ServeError};
 use shatranj_tb::{Position, RuleSet, Value};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;

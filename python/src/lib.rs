@@ -11,9 +11,9 @@ use std::sync::atomic::AtomicBool;
 use pyo3::exceptions::{PyFileNotFoundError, PyLookupError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use shatranj_tb::probe::{LineStep, ProbeError, ProbeResult, Tablebase as Tables};
+use shatranj_tb::probe::{LineStep, ProbeError, Tablebase as Tables};
 use shatranj_tb::solve;
-use shatranj_tb::{FenError, Position, RuleSet, Value, Wdl};
+use shatranj_tb::{FenError, Position, RuleSet, Wdl};
 
 /// Why a call failed, before it becomes a Python exception (built without the GIL).
 enum Error {
@@ -145,34 +145,15 @@ impl Tablebase {
     /// The value and every legal move with its value, best first: a dict with the fields
     /// of `shatranj-tb probe --json` (fen, material, rules, wdl, dtm, end, best_move,
     /// moves[{uci, san, wdl, dtm}]).
-    fn probe<'py>(&self, py: Python<'py>, fen: &str) -> PyResult<Bound<'py, PyDict>> {
+    fn probe<'py>(&self, py: Python<'py>, fen: &str) -> PyResult<Bound<'py, PyAny>> {
         let tb = &self.tb;
-        let (r, sans) = py.detach(|| {
+        // The same object as the command line's: built once, in the library.
+        let json: String = py.detach(|| {
             let pos = parse(fen)?;
             let r = tb.probe(&pos).map_err(Error::Probe)?;
-            let sans: Vec<String> = r
-                .moves
-                .iter()
-                .map(|m| {
-                    pos.play_uci(&m.uci)
-                        .map_or_else(|_| String::new(), |(mv, _)| pos.san(&mv))
-                })
-                .collect();
-            Ok::<_, Error>((r, sans))
+            Ok::<_, Error>(r.to_json(&pos).to_string())
         })?;
-        let d = position_dict(py, &r)?;
-        d.set_item("best_move", r.best_move().map(|m| m.uci.as_str()))?;
-        let moves = PyList::empty(py);
-        for (m, san) in r.moves.iter().zip(&sans) {
-            let item = PyDict::new(py);
-            item.set_item("uci", &m.uci)?;
-            item.set_item("san", san)?;
-            item.set_item("wdl", m.value.wdl().as_str())?;
-            item.set_item("dtm", m.value.dtm())?;
-            moves.append(item)?;
-        }
-        d.set_item("moves", moves)?;
-        Ok(d)
+        py.import("json")?.call_method1("loads", (json,))
     }
 
     /// An optimal line to the end of the game (the winner hurrying, the loser delaying):
@@ -252,22 +233,6 @@ impl Tablebase {
             self.tb.rules().name()
         )
     }
-}
-
-/// fen, material, rules, wdl, dtm, end: the fields every answer about a position has.
-fn position_dict<'py>(py: Python<'py>, r: &ProbeResult) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("fen", &r.fen)?;
-    d.set_item("material", r.material.to_string())?;
-    d.set_item("rules", r.rules.name())?;
-    d.set_item("wdl", r.wdl().as_str())?;
-    d.set_item("dtm", dtm(r.value))?;
-    d.set_item("end", r.end.map(|e| e.as_str()))?;
-    Ok(d)
-}
-
-fn dtm(v: Value) -> Option<u32> {
-    v.dtm()
 }
 
 #[pymodule]

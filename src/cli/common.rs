@@ -215,6 +215,50 @@ pub struct Bars {
     cancel: Option<Arc<AtomicBool>>,
 }
 
+/// Sets `flag` when SIGINT (Ctrl-C) or, on Unix, SIGTERM arrives, from a thread of its
+/// own: the handlers are installed before this returns, so a signal from then on cancels
+/// (a long run checks the flag through [`Bars::with_cancel`]) rather than killing the
+/// process halfway through a file.
+pub fn cancel_on_signal(flag: Arc<AtomicBool>) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .context("cannot start the signal watcher")?;
+    #[cfg(unix)]
+    let signalled = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (mut int, mut term) = runtime
+            .block_on(async {
+                Ok::<_, io::Error>((
+                    signal(SignalKind::interrupt())?,
+                    signal(SignalKind::terminate())?,
+                ))
+            })
+            .context("cannot watch for SIGINT and SIGTERM")?;
+        async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let signalled = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            runtime.block_on(signalled);
+            eprintln!("shatranj-tb: stopping (signal received)");
+            flag.store(true, Ordering::Relaxed);
+        })
+        .context("cannot start the signal watcher")?;
+    Ok(())
+}
+
 /// A rate in units a second as "60.6 M/s", "812.0 k/s", "35.0/s".
 pub fn human_rate_text(per_sec: f64) -> String {
     let (value, unit) = if per_sec >= 1e9 {

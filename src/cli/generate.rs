@@ -1,5 +1,7 @@
 //! `shatranj-tb generate [MATERIAL..]`: build tables in dependency order.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -9,7 +11,7 @@ use shatranj_tb::generate::files::{TableOutcome, generate_into};
 use shatranj_tb::index::TableIndex;
 
 use super::UserError;
-use super::common::{Bars, Folder, TablesArgs, check_folder, human_rate_text};
+use super::common::{Bars, Folder, TablesArgs, cancel_on_signal, check_folder, human_rate_text};
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
@@ -55,10 +57,14 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
     };
     check_folder(&args.tables.tables, Folder::MayBeCreated)?;
     let start = Instant::now();
-    let bars = Bars::new();
+    // SIGTERM or Ctrl-C cancel the run: the table under way is not written (its
+    // temporary files are removed), the tables already written stay whole.
+    let cancel = Arc::new(AtomicBool::new(false));
+    cancel_on_signal(Arc::clone(&cancel))?;
+    let bars = Bars::with_cancel(Arc::clone(&cancel));
     let mut written = 0;
     let mut kept = 0;
-    generate_into(
+    let result = generate_into(
         &args.tables.tables,
         &materials,
         args.tables.rules,
@@ -104,8 +110,16 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                 ));
             }
         },
-    )?;
+    );
     bars.finish();
+    if cancel.load(Ordering::Relaxed) {
+        return Err(UserError::new(format!(
+            "generation cancelled by a signal after {written} tables written, {kept} kept: the table under way was not written ({})",
+            args.tables.tables.display()
+        ))
+        .into());
+    }
+    result?;
     eprintln!(
         "{written} tables written, {kept} kept, in {:.1} s ({} rules, {})",
         start.elapsed().as_secs_f64(),

@@ -6,7 +6,7 @@ use shatranj_tb::Value;
 use shatranj_tb::probe::LineStep;
 
 use super::common::{dtm_json, lookup_error, parse_fen, warn_of_damaged_files};
-use super::probe::{ProbeArgs, in_words, position_json, verdict};
+use super::probe::{ProbeArgs, in_words, verdict};
 
 /// Plies shown of a drawn position: a draw has no end to play to.
 pub const DRAW_PLIES: usize = 20;
@@ -32,7 +32,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
         at = next;
     }
     if args.json {
-        let mut out = position_json(&r);
+        let mut out = r.position_json();
         out.insert(
             "line".into(),
             line.iter()

@@ -3,13 +3,10 @@
 use std::fmt::Write as _;
 
 use clap::Args;
-use serde_json::json;
 use shatranj_tb::probe::ProbeResult;
 use shatranj_tb::{Color, Position, Value};
 
-use super::common::{
-    CacheArgs, TablesArgs, dtm_json, lookup_error, parse_fen, warn_of_damaged_files,
-};
+use super::common::{CacheArgs, TablesArgs, lookup_error, parse_fen, warn_of_damaged_files};
 
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
@@ -29,14 +26,14 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let tb = args.tables.open_with(args.cache)?;
     let r = tb.probe(&pos).map_err(|e| lookup_error(e, &args.tables))?;
     warn_of_damaged_files(&tb, &pos);
-    let sans = r
-        .moves
-        .iter()
-        .map(|m| Ok(pos.san(&pos.play_uci(&m.uci)?.0)))
-        .collect::<anyhow::Result<Vec<String>>>()?;
     if args.json {
-        println!("{}", serde_json::to_string(&probe_json(&r, &sans))?);
+        println!("{}", serde_json::to_string(&r.to_json(&pos))?);
     } else {
+        let sans = r
+            .moves
+            .iter()
+            .map(|m| Ok(pos.san(&pos.play_uci(&m.uci)?.0)))
+            .collect::<anyhow::Result<Vec<String>>>()?;
         print!("{}", board_diagram(&pos));
         println!("{}", verdict(&pos, &r));
         for (m, san) in r.moves.iter().zip(&sans) {
@@ -44,44 +41,6 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The `probe --json` object; `sans` holds the SAN of each of `r.moves`.
-pub fn probe_json(r: &ProbeResult, sans: &[String]) -> serde_json::Value {
-    let mut out = position_json(r);
-    out.insert(
-        "best_move".into(),
-        json!(r.best_move().map(|m| m.uci.clone())),
-    );
-    out.insert(
-        "moves".into(),
-        r.moves
-            .iter()
-            .zip(sans)
-            .map(|(m, san)| {
-                json!({
-                    "uci": m.uci,
-                    "san": san,
-                    "wdl": m.value.wdl().as_str(),
-                    "dtm": dtm_json(m.value),
-                })
-            })
-            .collect(),
-    );
-    out.into()
-}
-
-/// The fields every answer about a position starts with: fen, material, rules, wdl,
-/// dtm, end.
-pub fn position_json(r: &ProbeResult) -> serde_json::Map<String, serde_json::Value> {
-    let mut out = serde_json::Map::new();
-    out.insert("fen".into(), json!(r.fen));
-    out.insert("material".into(), json!(r.material.to_string()));
-    out.insert("rules".into(), json!(r.rules.to_string()));
-    out.insert("wdl".into(), json!(r.wdl().as_str()));
-    out.insert("dtm".into(), dtm_json(r.value));
-    out.insert("end".into(), json!(r.end.map(|e| e.as_str())));
-    out
 }
 
 /// "win in 39 plies", "win in 1 ply", "draw", "loss in 12 plies".

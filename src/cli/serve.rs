@@ -207,7 +207,7 @@ where
             eprintln!("shatranj-tb: stopping");
             cancel_on_signal.store(true, Ordering::Relaxed);
         };
-        service::serve_with_http(&limits, tables, listener, http, shutdown)
+        shatranj_tb::http::serve_with_http(&limits, tables, listener, http, shutdown)
             .await
             .context("the server failed")?;
         anyhow::Ok(())

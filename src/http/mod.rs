@@ -1,6 +1,6 @@
 //! The HTTP side of `shatranj-tb serve --http ADDR`: a JSON API in the lichess tablebase
 //! shape and the explorer page, served beside the gRPC service from the same process, the
-//! same open tables and the same async runtime (see [`crate::service::serve_with_http`]).
+//! same open tables and the same async runtime (see [`serve_with_http`]).
 //!
 //! Routes (all `GET`):
 //!
@@ -28,6 +28,7 @@
 
 mod json;
 
+use std::error::Error as StdError;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
@@ -43,8 +44,9 @@ use serde::Serialize;
 use tokio::net::TcpListener;
 
 use crate::probe::ProbeError;
-use crate::service::ServiceError;
+use crate::probe::Tablebase;
 use crate::service::handler::{State, position};
+use crate::service::{self, Front, Limits, ServeError, ServiceError};
 use crate::solve;
 
 /// What the handlers share.
@@ -55,9 +57,34 @@ struct App {
 
 type Shared = Arc<App>;
 
+/// [`service::serve_with`], and with `http` the HTTP JSON API and the explorer page on
+/// that listener too (the routes above): the same tables, the same budget of blocking
+/// probes, the same health (`/healthz` answers 503 until the tables are open and once
+/// shutdown begins) and the same shutdown, on the same runtime.
+pub async fn serve_with_http<T, E>(
+    limits: &Limits,
+    tables: T,
+    listener: TcpListener,
+    http: Option<TcpListener>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError>
+where
+    T: Future<Output = Result<Arc<Tablebase>, E>>,
+    E: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let front = http.map(|listener| -> Front {
+        Box::new(move |state, timeout, stop| {
+            tokio::spawn(serve(listener, state, timeout, async move {
+                let _ = stop.await;
+            }))
+        })
+    });
+    service::serve_with_front(limits, tables, listener, front, shutdown).await
+}
+
 /// Serves the HTTP routes on `listener` until `shutdown` completes, then lets the
 /// requests in flight finish.
-pub(crate) async fn serve(
+async fn serve(
     listener: TcpListener,
     state: Arc<State>,
     timeout: Duration,

@@ -15,7 +15,8 @@
 //! The files of this module: `registry.rs` (which tables are here, opening files),
 //! `lookup.rs` (the value of one position), `moves.rs` (every move with its value),
 //! `line.rs` (lines of play), `info.rs` (table figures), `answer.rs` (the answer types),
-//! `error.rs` ([`ProbeError`]), `hasher.rs` (the table map's hasher).
+//! `error.rs` ([`ProbeError`]), `json.rs` (the `probe --json` object), `hasher.rs` (the
+//! table map's hasher).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -49,6 +50,7 @@ mod answer;
 mod error;
 mod hasher;
 mod info;
+mod json;
 mod line;
 mod lookup;
 mod moves;

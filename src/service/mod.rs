@@ -19,7 +19,7 @@
 //! until the tables are open (see [`serve_with`]: the server may listen while the tables
 //! are still being prepared), then SERVING, and NOT_SERVING again once shutdown begins.
 //!
-//! With [`serve_with_http`] the same server also answers HTTP on a second listener: a JSON
+//! With [`crate::http::serve_with_http`] the same server also answers HTTP on a second listener: a JSON
 //! API in the lichess tablebase shape (`/api/v1/probe`, `/api/v1/line`, `/api/v1/tables`,
 //! `/healthz`) and the explorer page at `/`, over the same tables and probe budget.
 //!
@@ -174,18 +174,28 @@ where
     T: Future<Output = Result<Arc<Tablebase>, E>>,
     E: Into<Box<dyn StdError + Send + Sync>>,
 {
-    serve_with_http(limits, tables, listener, None, shutdown).await
+    serve_with_front(limits, tables, listener, None, shutdown).await
 }
 
-/// [`serve_with`], and with `http` the HTTP JSON API and the explorer page on that
-/// listener too (see the `http` module's routes): the same tables, the same budget of
-/// blocking probes, the same health (`/healthz` answers 503 until the tables are open and
-/// once shutdown begins) and the same shutdown, on the same runtime.
-pub async fn serve_with_http<T, E>(
+/// A second front served beside gRPC on the same state (the HTTP API, see
+/// `crate::http::serve_with_http`): started with the shared state, the request timeout and
+/// a receiver that fires when shutdown begins; its task's end is awaited on shutdown.
+pub(crate) type Front = Box<
+    dyn FnOnce(
+            Arc<handler::State>,
+            Duration,
+            tokio::sync::oneshot::Receiver<()>,
+        ) -> tokio::task::JoinHandle<std::io::Result<()>>
+        + Send,
+>;
+
+/// [`serve_with`], and with `front` a second server on the same tables, budget, health and
+/// shutdown, on the same runtime.
+pub(crate) async fn serve_with_front<T, E>(
     limits: &Limits,
     tables: T,
     listener: TcpListener,
-    http: Option<TcpListener>,
+    front: Option<Front>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError>
 where
@@ -214,16 +224,8 @@ where
             .max_encoding_message_size(limits.max_response_bytes);
 
     let (http_stop_tx, http_stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut http_task = http.map(|l| {
-        tokio::spawn(crate::http::serve(
-            l,
-            Arc::clone(&state),
-            limits.request_timeout,
-            async move {
-                let _ = http_stop_rx.await;
-            },
-        ))
-    });
+    let mut http_task =
+        front.map(|start| start(Arc::clone(&state), limits.request_timeout, http_stop_rx));
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
