@@ -138,17 +138,24 @@ fn snakefile(dir: &Path, rules: RuleSet, jobs: &[Job]) -> String {
     let _ = writeln!(s, "RULES = {}\n", py(&rules.to_string()));
     let _ = writeln!(
         s,
-        "rule all:\n    input: TABLES + \"/MANIFEST\"\n    default_target: True\n"
+        "# The files of every table of the plan.\nTABLE_FILES = ["
     );
-    let _ = writeln!(s, "rule manifest:\n    input:");
     for j in jobs {
         for f in &j.files {
-            let _ = writeln!(s, "        {},", rel(f));
+            let _ = writeln!(s, "    {},", rel(f));
         }
     }
+    let _ = writeln!(s, "]\n");
+    // Every file is asked for, not only the MANIFEST: a table deleted after the MANIFEST
+    // was written is remade. Inputs are `ancient`: a remade table is byte for byte what it
+    // was (generation is deterministic), so what reads it is not redone.
     let _ = writeln!(
         s,
-        "    output: TABLES + \"/MANIFEST\"\n    localrule: True\n    params: bin=BIN, tables=TABLES\n    shell: \"{{params.bin:q}} manifest --tables {{params.tables:q}}\"\n"
+        "rule all:\n    input: TABLE_FILES, TABLES + \"/MANIFEST\"\n    default_target: True\n"
+    );
+    let _ = writeln!(
+        s,
+        "rule manifest:\n    input: [ancient(f) for f in TABLE_FILES]\n    output: TABLES + \"/MANIFEST\"\n    localrule: True\n    params: bin=BIN, tables=TABLES\n    shell: \"{{params.bin:q}} manifest --tables {{params.tables:q}}\"\n"
     );
     for j in jobs {
         let _ = writeln!(s, "rule table_{}:", j.material);
@@ -157,7 +164,7 @@ fn snakefile(dir: &Path, rules: RuleSet, jobs: &[Job]) -> String {
             for r in &j.reads {
                 let (wdl, dtm) = paths(dir, *r, rules);
                 for f in [&wdl, &dtm] {
-                    let _ = writeln!(s, "        {},", rel(f));
+                    let _ = writeln!(s, "        ancient({}),", rel(f));
                 }
             }
         }
