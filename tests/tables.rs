@@ -259,6 +259,9 @@ fn default_tables_match_the_manifest() {
         listed += 1;
     }
     assert_eq!(listed, 30, "15 tables, two files each");
+    // and it is, byte for byte, the MANIFEST `generate --men 4` writes into its folder
+    let written = shatranj_tb::generate::manifest::manifest_text(default_tables()).unwrap();
+    assert_eq!(written, manifest);
 }
 
 #[test]

@@ -13,7 +13,9 @@ mod common;
 mod generate;
 mod info;
 mod line;
+mod manifest;
 mod perft;
+mod plan;
 mod probe;
 mod serve;
 mod solve;
@@ -52,6 +54,9 @@ pub enum Command {
     /// Build tables by retrograde analysis, smaller ones first.
     #[command(after_help = LEGEND)]
     Generate(generate::GenerateArgs),
+    /// Write the MANIFEST of a table folder (name, size and CRC-32 of every table file),
+    /// as `generate` does at the end of a run: for runs made of one job a table.
+    Manifest(manifest::ManifestArgs),
     /// The value of a position (win, draw or loss and the plies to the end) and of
     /// every move.
     #[command(after_help = LEGEND)]
@@ -82,6 +87,7 @@ impl Command {
         match self {
             Command::Perft(args) => perft::run(&args),
             Command::Generate(args) => generate::run(&args),
+            Command::Manifest(args) => manifest::run(&args),
             Command::Probe(args) => probe::run(&args),
             Command::Line(args) => line::run(&args),
             Command::Info(args) => info::run(&args),

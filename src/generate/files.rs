@@ -332,6 +332,90 @@ fn check_written(tb: &Tablebase, m: Material) -> Result<(), GenError> {
     )))
 }
 
+/// Generates `material` alone into `dir`, as one job of a run spread over many
+/// processes or machines (see [`super::plan`]): it writes the two files of this table and
+/// nothing else. Every table it reads must be in `dir` with its checksums holding (it is
+/// another job's output), else [`GenError::SubTable`] names the missing one and nothing
+/// is written. A table that is there and checks out is kept.
+///
+/// Temporary files of this table's own files left by an earlier, interrupted attempt are
+/// removed (only this job writes them, whichever machine the attempt ran on); those of
+/// other tables are left alone, since on a shared folder they may be another machine's
+/// work under way.
+pub fn generate_one(
+    dir: &Path,
+    material: Material,
+    rules: RuleSet,
+    progress: &dyn Progress,
+) -> Result<TableOutcome, GenError> {
+    let m = material.normalized();
+    let folder_error = |e: &dyn std::fmt::Display| GenError::Folder {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    };
+    let tb = Tablebase::open(dir, rules).map_err(|e| folder_error(&e))?;
+    for sub in super::plan::reads(m) {
+        if !tb.has_table(sub) {
+            return Err(GenError::SubTable(format!(
+                "{m} reads {sub}, which is not in {} (rules {rules}): generate it first",
+                dir.display()
+            )));
+        }
+        tb.check_files(sub).map_err(|e| {
+            GenError::SubTable(format!(
+                "{m} reads {sub}, whose files do not check out: {e}"
+            ))
+        })?;
+    }
+    remove_own_temporaries(dir, m, rules);
+    if table_checks_out(&tb, m) {
+        return Ok(TableOutcome::Kept(m));
+    }
+    progress.table(m, 1, 1, 0, 2 * TableIndex::new(m).size());
+    let mut g = generate(m, rules, &ResidentSubTables::new(&tb, m)?, progress)?;
+    if progress.cancelled() {
+        return Err(GenError::Cancelled);
+    }
+    let (wdl_bytes, dtm_bytes) = write(dir, &mut g)?;
+    g.conversions = Vec::new();
+    tb.rescan().map_err(|e| folder_error(&e))?;
+    tb.clear_caches();
+    check_written(&tb, m)?;
+    tb.clear_caches();
+    Ok(TableOutcome::Written {
+        table: Box::new(g),
+        wdl_bytes,
+        dtm_bytes,
+    })
+}
+
+/// Removes the temporaries of `material`'s files (`.NAME.tmp.PID.N`) that this process
+/// did not write.
+fn remove_own_temporaries(dir: &Path, material: Material, rules: RuleSet) {
+    let (wdl, dtm) = paths(dir, material, rules);
+    let own = std::process::id().to_string();
+    let prefixes: Vec<String> = [wdl, dtm]
+        .iter()
+        .filter_map(|p| {
+            p.file_name()
+                .map(|n| format!(".{}.tmp.", n.to_string_lossy()))
+        })
+        .collect();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = prefixes.iter().find_map(|p| name.strip_prefix(p.as_str())) else {
+            continue;
+        };
+        if rest.split('.').next() != Some(own.as_str()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// The result of verifying one table.
 #[derive(Clone, Debug, Default)]
 pub struct VerifyReport {

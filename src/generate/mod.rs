@@ -40,7 +40,8 @@
 //! `generator.rs` ([`Generator`] and its run), `seed.rs`, `passes.rs` (ply passes that
 //! push), `pull.rs` (loss passes that pull), `stats.rs` (the table's figures),
 //! `files.rs` (generating into a directory, writing and verifying files), `memory.rs`
-//! (tables in memory).
+//! (tables in memory), `plan.rs` (the jobs of a run and their estimates), `manifest.rs`
+//! (the MANIFEST of a folder).
 
 use crate::color::Color;
 use crate::material::Material;
@@ -51,8 +52,10 @@ use crate::value::Value;
 mod decoder;
 pub mod files;
 mod generator;
+pub mod manifest;
 pub mod memory;
 mod passes;
+pub mod plan;
 mod pull;
 mod seed;
 mod state;

@@ -1,0 +1,227 @@
+//! The plan of a generation run: one job a table, what it reads and writes, and
+//! estimates of its memory, CPU time and disk, for running the jobs on many machines
+//! (`shatranj-tb generate --plan`).
+//!
+//! The estimates are linear in the table's slots (positions of its index, both sides to
+//! move), with constants measured on this generator; the figures they rest on are
+//! beside each constant.
+
+use std::path::Path;
+
+use crate::format::Metric;
+use crate::index::TableIndex;
+use crate::material::Material;
+use crate::probe::table_path;
+use crate::rules::RuleSet;
+
+/// Bytes a slot of a table without pawns, at the peak of its generation: the 16-bit
+/// state, two bits of conversion code, two frontier bits, the marks and the passes'
+/// lists. Fitted to the peak resident memory of `generate --no-deps` on KRvKQ (3.8 M
+/// slots, 57.6 MiB) and KNNvKR (119 M slots, 438 MiB), with [`BASE_BYTES`].
+const BYTES_PER_SLOT: f64 = 3.26;
+
+/// Bytes a slot of a table with pawns: from the peak the README reports for the largest
+/// 5-man tables with a pawn (about 3.9 GB for 710 M slots), the other terms of
+/// [`memory_bytes`] taken off. It overestimates the 4-man pawn table KNvKP by a third
+/// (101 MB for 77 MB measured): the safe side for a scheduler.
+const BYTES_PER_SLOT_PAWNS: f64 = 4.5;
+
+/// A sub-table of at most this many slots is read whole into memory (two bytes a slot)
+/// while a table that captures into it is generated (as `files.rs` does).
+const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
+
+/// What a larger sub-table may hold in memory: its block cache (the probe's default,
+/// 256 MiB) and the mapped pages of its DTM file.
+const SUB_TABLE_CACHE_BYTES: u64 = crate::probe::DEFAULT_CACHE_BYTES as u64;
+
+/// Memory a process takes before any table (binary, thread stacks, allocator), from the
+/// same fit as [`BYTES_PER_SLOT`].
+const BASE_BYTES: u64 = 45_000_000;
+
+/// Bytes of table files a slot, both files: 6.2 GB for the 28.2 G slots of every table
+/// up to 5 men (the 4-man tables alone: 16.5 MB for 90.6 M slots, 0.18).
+const FILE_BYTES_PER_SLOT: f64 = 0.22;
+
+/// Share of a table's bytes in its DTM file (about 0.8 on the 4-man set, 0.94 on 5 men).
+const DTM_SHARE: f64 = 0.9;
+
+/// CPU seconds a slot of a table without pawns. With [`CPU_SECONDS_PER_SLOT_PAWNS`] it
+/// gives the README's figures on 2 cores: 9,090 core-seconds for every 5-man table (76
+/// minutes measured), 28 for the 4-man set (12 s measured).
+const CPU_SECONDS_PER_SLOT: f64 = 2.5e-7;
+
+/// CPU seconds a slot of a table with pawns (the seed probes promotions, the passes run
+/// longer).
+const CPU_SECONDS_PER_SLOT_PAWNS: f64 = 3.5e-7;
+
+/// One job of a plan: one table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// The table's material, in stored form.
+    pub material: Material,
+    /// The tables it reads (those its captures and promotions lead to), in stored form;
+    /// materials the rules decide need no table and are left out.
+    pub reads: Vec<Material>,
+    /// The files it writes: the WDL file, then the DTM file.
+    pub files: [std::path::PathBuf; 2],
+    /// Slots of its index (positions, both sides to move).
+    pub slots: u64,
+    /// Estimated peak memory of the process that generates it, in bytes.
+    pub memory_bytes: u64,
+    /// Estimated CPU time, in core-seconds.
+    pub cpu_seconds: f64,
+    /// Estimated size of its two files, in bytes.
+    pub disk_bytes: u64,
+    /// Threads worth giving it.
+    pub threads: u32,
+}
+
+/// The tables `material` reads while it is generated: its successors in stored form,
+/// each once, without the ones the rules decide.
+#[must_use]
+pub fn reads(material: Material) -> Vec<Material> {
+    let mut out: Vec<Material> = Vec::new();
+    for s in material.normalized().successors() {
+        let s = s.normalized();
+        if !s.is_decided_by_rules() && !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    Material::dependency_order(out)
+}
+
+/// The slots of a table.
+#[must_use]
+pub fn slots(material: Material) -> u64 {
+    2 * TableIndex::new(material.normalized()).size()
+}
+
+/// Estimated bytes of both files of a table.
+#[must_use]
+pub fn disk_bytes(material: Material) -> u64 {
+    (slots(material) as f64 * FILE_BYTES_PER_SLOT) as u64
+}
+
+/// Estimated peak memory of generating `material`: the generator's state, its DTM file
+/// assembled in memory before it is written (twice: the compressed blocks and the file),
+/// the small sub-tables held whole and, for each larger one, its block cache and the
+/// pages of its DTM file.
+#[must_use]
+pub fn memory_bytes(material: Material) -> u64 {
+    let n = slots(material);
+    let per_slot = if material.has_pawns() {
+        BYTES_PER_SLOT_PAWNS
+    } else {
+        BYTES_PER_SLOT
+    };
+    let dtm_file = |m| (disk_bytes(m) as f64 * DTM_SHARE) as u64;
+    let subs: u64 = reads(material)
+        .into_iter()
+        .map(|m| {
+            let s = slots(m);
+            if s <= RESIDENT_MAX_SLOTS {
+                2 * s
+            } else {
+                SUB_TABLE_CACHE_BYTES.min(2 * s) + dtm_file(m)
+            }
+        })
+        .sum();
+    BASE_BYTES + (n as f64 * per_slot) as u64 + 2 * dtm_file(material) + subs
+}
+
+/// Estimated CPU time of generating `material`, in core-seconds.
+#[must_use]
+pub fn cpu_seconds(material: Material) -> f64 {
+    let per_slot = if material.has_pawns() {
+        CPU_SECONDS_PER_SLOT_PAWNS
+    } else {
+        CPU_SECONDS_PER_SLOT
+    };
+    slots(material) as f64 * per_slot
+}
+
+/// Threads worth giving a table: one for the small ones (a 4-man table takes about a
+/// second, and separate jobs keep the cores busier than one job's threads), more for
+/// the large ones.
+#[must_use]
+pub fn threads(material: Material) -> u32 {
+    match slots(material) {
+        s if s <= RESIDENT_MAX_SLOTS << 2 => 1,
+        s if s <= 1 << 32 => 4,
+        _ => 16,
+    }
+}
+
+/// The job of one table whose files go into `dir`.
+#[must_use]
+pub fn job(dir: &Path, material: Material, rules: RuleSet) -> Job {
+    let material = material.normalized();
+    Job {
+        material,
+        reads: reads(material),
+        files: [
+            table_path(dir, material, rules, Metric::Wdl),
+            table_path(dir, material, rules, Metric::Dtm),
+        ],
+        slots: slots(material),
+        memory_bytes: memory_bytes(material),
+        cpu_seconds: cpu_seconds(material),
+        disk_bytes: disk_bytes(material),
+        threads: threads(material),
+    }
+}
+
+/// The jobs of generating `materials` and every table they depend on into `dir`, each
+/// table once, every job after the jobs of the tables it reads.
+#[must_use]
+pub fn plan(dir: &Path, materials: &[Material], rules: RuleSet) -> Vec<Job> {
+    let mut all: Vec<Material> = Vec::new();
+    for m in materials {
+        for d in m.with_dependencies() {
+            if !all.contains(&d) {
+                all.push(d);
+            }
+        }
+    }
+    Material::dependency_order(all)
+        .into_iter()
+        .map(|m| job(dir, m, rules))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(s: &str) -> Material {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn reads_are_the_stored_successors_with_tables() {
+        assert!(reads(m("KRvKQ")).is_empty());
+        assert_eq!(reads(m("KPvKP")), [m("KQvKP")]);
+        let r: Vec<String> = reads(m("KRvKNN")).iter().map(|m| m.to_string()).collect();
+        assert_eq!(r, ["KNvKN", "KRvKN"]);
+    }
+
+    #[test]
+    fn jobs_follow_what_they_read() {
+        let jobs = plan(Path::new("t"), &[m("KRPvKR")], RuleSet::default());
+        assert_eq!(jobs.last().unwrap().material, m("KRPvKR"));
+        for (i, j) in jobs.iter().enumerate() {
+            for r in &j.reads {
+                let k = jobs.iter().position(|x| x.material == *r).unwrap();
+                assert!(k < i, "{r} after {}", j.material);
+            }
+        }
+        let last = jobs.last().unwrap();
+        assert_eq!(
+            last.files[0],
+            Path::new("t/KRPvKR.counter-loss.tbw"),
+            "{:?}",
+            last.files
+        );
+        assert!(last.memory_bytes > 2 * last.slots);
+    }
+}
