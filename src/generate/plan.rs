@@ -201,8 +201,12 @@ mod tests {
     fn reads_are_the_stored_successors_with_tables() {
         assert!(reads(m("KRvKQ")).is_empty());
         assert_eq!(reads(m("KPvKP")), [m("KQvKP")]);
-        let r: Vec<String> = reads(m("KRvKNN")).iter().map(|m| m.to_string()).collect();
-        assert_eq!(r, ["KNvKN", "KRvKN"]);
+        // the rook taken leaves White bare: only a knight taken needs a table
+        assert_eq!(reads(m("KRvKNN")), [m("KRvKN")]);
+        // the pawn taken, the rook taken (stored as KRvKP), the pawn promoted; the
+        // black rook taken leaves Black bare
+        let r: Vec<String> = reads(m("KRPvKR")).iter().map(|m| m.to_string()).collect();
+        assert_eq!(r, ["KRvKR", "KRvKP", "KRQvKR"]);
     }
 
     #[test]
