@@ -3,7 +3,9 @@
 //! 4-man tables (generated into `target/bench-tables-4/` if missing).
 //!
 //! "Dilaram's legacy" (20 men, 15 plies) takes about a minute an iteration and criterion
-//! runs at least ten: it is measured only with `SHATRANJ_BENCH_ALL=1`.
+//! runs at least ten: it is measured only with `SHATRANJ_BENCH_ALL=1`. A second group
+//! proves every forced mate of `tests/data/mates.txt` (self-play positions) per iteration.
+//! `benches/popeye.py` times the same problems beside Popeye.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -68,6 +70,39 @@ fn bench(c: &mut Criterion) {
             });
         });
     }
+    group.finish();
+
+    // The self-play set: every forced mate of tests/data/mates.txt proved in one
+    // iteration (about a hundred positions of many men, mates of 2 to 5 moves).
+    let mates: Vec<(Position, u32)> = include_str!("../tests/data/mates.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split(" | ").map(str::trim).collect();
+            (Position::from_fen(f[1]).unwrap(), f[3].parse().unwrap())
+        })
+        .collect();
+    let mut group = c.benchmark_group("solve-set");
+    group.sample_size(10);
+    group.bench_function("self-play-mates", |b| {
+        b.iter(|| {
+            let mut nodes = 0;
+            for (pos, plies) in &mates {
+                let opts = SolveOptions {
+                    max_plies: *plies,
+                    hash_mb: 64,
+                    threads: 1,
+                    time_limit: None,
+                    tree_depth: 0,
+                };
+                let s =
+                    solve::solve(&tb, pos, &opts, &NoProgress, &AtomicBool::new(false)).unwrap();
+                assert_eq!((s.verdict, s.plies), (Verdict::Win, Some(*plies)));
+                nodes += s.nodes;
+            }
+            nodes
+        });
+    });
     group.finish();
 }
 

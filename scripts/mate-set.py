@@ -120,6 +120,30 @@ def popeye_keys(args, fen, goal, moves):
     return keys
 
 
+def write(args, found):
+    """Writes the set so far (a temporary file renamed into place: a stopped run keeps it)."""
+    with open(args.out + ".tmp", "w", encoding="utf-8") as f:
+        f.write(f"""# Forced mates of 2 to 5 moves with many men, from Fairy-Stockfish's shatranj self-play,
+# made by scripts/mate-set.py (seed {args.seed}, {args.movetime} ms a move, {args.quick_movetime} ms where
+# no position could enter the set, a random opening of mostly pawn moves, a share
+# {args.blunder} of random moves after it, so that mates arise with many men on the board;
+# the engine's moves depend on its time, so another run finds other positions).
+# One position a line:
+#
+#   name | FEN | result | plies | keys (UCI, comma-separated, every one) | end | source
+#
+# On each the rules of shatranj and of orthodox problems coincide for the length of the
+# mate (each side keeps more men than the mate has moves; no pawn on its start rank), and
+# Popeye's `#=N` (mate or stalemate in N moves, `Condition PromOnly FE`) found the same
+# length and the same keys as `shatranj-tb solve`. tests/solve.rs checks the solver against
+# these lines; benches/popeye.py times both on them.
+""")
+        for i, (game, ply, fen, plies, end, keys, count) in enumerate(found, 1):
+            f.write(f"sp-{i:03} | {fen} | win | {plies} | {','.join(keys)} | {end} | "
+                    f"self-play game {game}, ply {ply}, {count} men\n")
+    os.replace(args.out + ".tmp", args.out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -197,6 +221,7 @@ def main():
                     else:
                         taken += 1
                         last_taken = ply
+                        write(args, found)
                         found.append((game, ply, fen, plies, answer["end"], ours,
                                       sum(1 for c in fen.split()[0] if c.isalpha())))
                         print(f"{len(found)}: game {game} ply {ply}: {len(ours)} key(s) "
@@ -210,25 +235,7 @@ def main():
             fen = pyffish.get_fen(VARIANT, fen, [move])
     engine.close()
 
-    with open(args.out + ".tmp", "w", encoding="utf-8") as f:
-        f.write(f"""# Forced mates of 2 to 5 moves with many men, from Fairy-Stockfish's shatranj self-play
-# ({args.games} games at most, seed {args.seed}, {args.movetime} ms a move ({args.quick_movetime}
-# where no mate could enter the set), a random opening
-# of mostly pawn moves each and a share {args.blunder} of random moves after them, so that mates
-# arise with many men on the board), made by scripts/mate-set.py. One position a line:
-#
-#   name | FEN | result | plies | keys (UCI, comma-separated, every one) | end | source
-#
-# On each the rules of shatranj and of orthodox problems coincide for the length of the
-# mate (each side keeps more men than the mate has moves; no pawn on its start rank), and
-# Popeye's `#=N` (mate or stalemate in N moves, `Condition PromOnly FE`) found the same
-# length and the same keys as `shatranj-tb solve`. tests/solve.rs checks the solver against
-# these lines; benches/popeye.py times both on them.
-""")
-        for i, (game, ply, fen, plies, end, keys, count) in enumerate(found, 1):
-            f.write(f"sp-{i:03} | {fen} | win | {plies} | {','.join(keys)} | {end} | "
-                    f"self-play game {game}, ply {ply}, {count} men\n")
-    os.replace(args.out + ".tmp", args.out)
+    write(args, found)
     print(f"{len(found)} positions written to {args.out}; {disagreements} disagreements",
           file=sys.stderr)
 

@@ -284,3 +284,89 @@ fn dilaram_within_and_beyond_the_bound() {
     assert_eq!(s.no_win_within, Some(9));
     assert_eq!(s.in_words(), "no forced win within 9 plies");
 }
+
+/// One position of `tests/data/mates.txt`: its FEN, the length of the mate and every key,
+/// as Popeye's `#=N` proved them on the same position.
+struct Mate {
+    name: String,
+    fen: String,
+    plies: u32,
+    keys: Vec<String>,
+    end: shatranj_tb::EndReason,
+}
+
+fn mates() -> Vec<Mate> {
+    include_str!("data/mates.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|line| {
+            let f: Vec<&str> = line.split(" | ").map(str::trim).collect();
+            assert_eq!(f.len(), 7, "seven fields: {line}");
+            assert_eq!(f[2], "win", "{line}");
+            let mut keys: Vec<String> = f[4].split(',').map(str::to_string).collect();
+            keys.sort();
+            Mate {
+                name: f[0].to_string(),
+                fen: f[1].to_string(),
+                plies: f[3].parse().expect("plies"),
+                keys,
+                end: match f[5] {
+                    "checkmate" => shatranj_tb::EndReason::Checkmate,
+                    "stalemate" => shatranj_tb::EndReason::Stalemate,
+                    other => panic!("end {other}"),
+                },
+            }
+        })
+        .collect()
+}
+
+/// The forced mates from self-play (2 to 5 moves, many men on both sides, where the rules
+/// of shatranj and of orthodox problems coincide): the solver proves the same length and
+/// exactly the same keys as Popeye did, and a bound one move shorter finds no win.
+#[test]
+fn self_play_mates_agree_with_popeye() {
+    let tb = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
+    let set = mates();
+    assert!(set.len() >= 100, "{} positions", set.len());
+    let (mut nodes, mut many_keys) = (0, 0);
+    for m in &set {
+        let pos = Position::from_fen(&m.fen).unwrap();
+        assert!(pos.board().occupied().count() >= 8, "{}: many men", m.name);
+        let mut opts = options(m.plies);
+        opts.tree_depth = 0;
+        let s = run(&tb, &pos, &opts);
+        assert_eq!(
+            (s.verdict, s.plies),
+            (Verdict::Win, Some(m.plies)),
+            "{}: {}",
+            m.name,
+            m.fen
+        );
+        let mut keys: Vec<String> = s
+            .keys
+            .iter()
+            .filter(|k| k.plies == m.plies)
+            .map(|k| k.mv.to_uci())
+            .collect();
+        keys.sort();
+        assert_eq!(keys, m.keys, "{}: keys of {}", m.name, m.fen);
+        assert_eq!(s.end, Some(m.end), "{}: how the main line ends", m.name);
+        many_keys += usize::from(keys.len() > 1);
+        nodes += s.nodes;
+        if m.plies > 3 {
+            let shorter = run(
+                &tb,
+                &pos,
+                &SolveOptions {
+                    max_plies: m.plies - 2,
+                    ..opts
+                },
+            );
+            assert_eq!(shorter.verdict, Verdict::Unknown, "{}: shorter", m.name);
+        }
+    }
+    println!(
+        "{} self-play mates agree with Popeye ({many_keys} with more than one key), {nodes} nodes",
+        set.len()
+    );
+}

@@ -353,7 +353,7 @@ pub fn generate_one(
         path: dir.to_path_buf(),
         message: e.to_string(),
     };
-    let tb = Tablebase::open(dir, rules).map_err(|e| folder_error(&e))?;
+    let mut tb = Tablebase::open(dir, rules).map_err(|e| folder_error(&e))?;
     for sub in super::plan::reads(m) {
         if !tb.has_table(sub) {
             return Err(GenError::SubTable(format!(
