@@ -133,7 +133,7 @@ fn snakemake_plan_has_one_rule_a_table_and_the_manifest() {
         .nth(1)
         .expect("a rule for KPvKP");
     assert!(
-        rule.contains("input:\n        TABLES + \"/KQvKP.counter-loss.tbw\",\n        TABLES + \"/KQvKP.counter-loss.tbd\","),
+        rule.contains("input:\n        ancient(TABLES + \"/KQvKP.counter-loss.tbw\"),\n        ancient(TABLES + \"/KQvKP.counter-loss.tbd\"),"),
         "{rule}"
     );
     assert!(rule.contains("threads: 1"), "{rule}");

@@ -43,6 +43,15 @@ pub struct GenerateArgs {
     pub no_deps: bool,
 }
 
+/// The error of a run stopped by SIGTERM or Ctrl-C (`so_far`: what it had done).
+fn cancelled(args: &GenerateArgs, so_far: &str) -> anyhow::Error {
+    UserError::new(format!(
+        "generation cancelled by a signal{so_far}: the table under way was not written ({})",
+        args.tables.tables.display()
+    ))
+    .into()
+}
+
 pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
     if let Some(n) = args.threads {
         rayon::ThreadPoolBuilder::new()
@@ -105,11 +114,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
         let result = run_no_deps(args, &bars);
         bars.finish();
         if cancel.load(Ordering::Relaxed) {
-            return Err(UserError::new(format!(
-                "generation cancelled by a signal: the table under way was not written ({})",
-                args.tables.tables.display()
-            ))
-            .into());
+            return Err(cancelled(args, ""));
         }
         return result;
     }
@@ -164,11 +169,10 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
     );
     bars.finish();
     if cancel.load(Ordering::Relaxed) {
-        return Err(UserError::new(format!(
-            "generation cancelled by a signal after {written} tables written, {kept} kept: the table under way was not written ({})",
-            args.tables.tables.display()
-        ))
-        .into());
+        return Err(cancelled(
+            args,
+            &format!(" after {written} tables written, {kept} kept"),
+        ));
     }
     result?;
     write_manifest(&args.tables.tables)

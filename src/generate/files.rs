@@ -286,14 +286,7 @@ pub fn generate_into(
             }
             done += weight(m);
             remaining -= weight(m);
-            let (wdl_bytes, dtm_bytes) = write(dir, &mut g)?;
-            // The values are on disk now (writing emptied the codes): keep the summary
-            // only, or a long run (every 5-man table) would hold every table it wrote.
-            g.conversions = Vec::new();
-            tb.rescan().map_err(|e| folder_error(&e))?;
-            tb.clear_caches();
-            check_written(&tb, m)?;
-            tb.clear_caches();
+            let (wdl_bytes, dtm_bytes) = write_checked(dir, &mut tb, &mut g, m)?;
             TableOutcome::Written {
                 table: Box::new(g),
                 wdl_bytes,
@@ -304,6 +297,28 @@ pub fn generate_into(
         outcomes.push(outcome);
     }
     Ok(outcomes)
+}
+
+/// Writes the files of `g` (material `m`) into `dir`, then reads them back through `tb`
+/// and checks them ([`check_written`]); the sizes of the WDL and DTM files.
+fn write_checked(
+    dir: &Path,
+    tb: &mut Tablebase,
+    g: &mut Generated,
+    m: Material,
+) -> Result<(u64, u64), GenError> {
+    let sizes = write(dir, g)?;
+    // The values are on disk now (writing emptied the codes): keep the summary only, or a
+    // long run (every 5-man table) would hold every table it wrote.
+    g.conversions = Vec::new();
+    tb.rescan().map_err(|e| GenError::Folder {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    tb.clear_caches();
+    check_written(tb, m)?;
+    tb.clear_caches();
+    Ok(sizes)
 }
 
 /// Checks a table just written by re-deriving [`WRITE_CHECK_SAMPLE`] positions from their
@@ -376,12 +391,7 @@ pub fn generate_one(
     if progress.cancelled() {
         return Err(GenError::Cancelled);
     }
-    let (wdl_bytes, dtm_bytes) = write(dir, &mut g)?;
-    g.conversions = Vec::new();
-    tb.rescan().map_err(|e| folder_error(&e))?;
-    tb.clear_caches();
-    check_written(&tb, m)?;
-    tb.clear_caches();
+    let (wdl_bytes, dtm_bytes) = write_checked(dir, &mut tb, &mut g, m)?;
     Ok(TableOutcome::Written {
         table: Box::new(g),
         wdl_bytes,
