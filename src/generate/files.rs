@@ -299,8 +299,8 @@ pub fn generate_into(
     Ok(outcomes)
 }
 
-/// Writes the files of `g` (material `m`) into `dir`, then reads them back through `tb`
-/// and checks them ([`check_written`]); the sizes of the WDL and DTM files.
+/// Writes the files of `g` (material `m`) into `dir`, then opens `tb` again over `dir`
+/// and checks them through it ([`check_written`]); the sizes of the WDL and DTM files.
 fn write_checked(
     dir: &Path,
     tb: &mut Tablebase,
@@ -311,11 +311,12 @@ fn write_checked(
     // The values are on disk now (writing emptied the codes): keep the summary only, or a
     // long run (every 5-man table) would hold every table it wrote.
     g.conversions = Vec::new();
-    tb.rescan().map_err(|e| GenError::Folder {
+    // A fresh tablebase: one opened before may hold a file that the new one replaced
+    // (a damaged table regenerated), whose open handle still reads the old bytes.
+    *tb = Tablebase::open(dir, tb.rules()).map_err(|e| GenError::Folder {
         path: dir.to_path_buf(),
         message: e.to_string(),
     })?;
-    tb.clear_caches();
     check_written(tb, m)?;
     tb.clear_caches();
     Ok(sizes)
