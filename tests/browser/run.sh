@@ -4,7 +4,7 @@
 #
 #   tests/browser/run.sh TABLES_DIR
 #
-# TABLES_DIR: a tables directory holding at least KQvKQ and KQvKR (e.g. target/test-tables,
+# TABLES_DIR: a tables directory holding at least KQvKQ and KRvKQ (e.g. target/test-tables,
 # which the Rust tests generate).
 # $SHATRANJ_TB_BIN: the binary to test (default: target/release/shatranj-tb, built here).
 # Selenium goes into a virtualenv at target/browser-venv (pip, from PyPI); screenshots are
@@ -19,7 +19,7 @@ if [[ $# -ne 1 ]]; then
     exit 1
 fi
 export SHATRANJ_TB_TEST_TABLES="$(cd "$1" && pwd)"
-for table in KQvKQ KQvKR; do
+for table in KQvKQ KRvKQ; do  # stored forms (KQvKR is stored as KRvKQ)
     if [[ ! -f "$SHATRANJ_TB_TEST_TABLES/$table.counter-loss.tbd" ]]; then
         echo "tests/browser/run.sh: $1 has no $table table (the tests need the 4-man tables)" >&2
         exit 1
