@@ -1,13 +1,15 @@
 //! `shatranj-tb serve` as a process: where it listens, what stops it, and what it leaves
 //! behind when stopped while it still generates its tables.
 
+#[path = "support/cli.rs"]
+mod support_cli;
+
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shatranj_tb::probe::Tablebase;
 use shatranj_tb::{Material, RuleSet};
+use support_cli::check_only_whole_tables;
 
 fn serve(args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_shatranj-tb"))
@@ -148,31 +150,6 @@ fn sigterm_during_generation_exits_promptly_leaving_no_partial_table() {
     assert_eq!(code, Some(0));
     assert!(took < Duration::from_secs(10), "exit took {took:?}");
     check_only_whole_tables(dir.path());
-}
-
-fn check_only_whole_tables(dir: &Path) {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    for name in &names {
-        assert!(
-            name.ends_with(".tbw") || name.ends_with(".tbd"),
-            "a stray file after cancelling: {name} (all: {names:?})"
-        );
-    }
-    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
-    let present = tb.materials();
-    for m in &present {
-        tb.check_files(*m)
-            .unwrap_or_else(|e| panic!("{m} is not whole: {e}"));
-    }
-    assert!(
-        present.len() < Material::all_with_tables(4).len(),
-        "generation was over before SIGTERM ({} tables): the test proves nothing",
-        present.len()
-    );
-    assert_eq!(names.len(), 2 * present.len(), "{names:?}");
 }
 
 /// One HTTP/1.1 GET; the status and the body.

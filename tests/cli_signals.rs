@@ -1,13 +1,15 @@
 //! `shatranj-tb generate` stopped by SIGTERM or SIGINT: it cancels within a few seconds,
 //! says so, exits non-zero, and leaves only whole tables behind.
 
+#[path = "support/cli.rs"]
+mod support_cli;
+
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shatranj_tb::probe::Tablebase;
-use shatranj_tb::{Material, RuleSet};
+use support_cli::check_only_whole_tables;
 
 fn generate(dir: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_shatranj-tb"))
@@ -55,33 +57,6 @@ fn wait_at_most(child: &mut Child, limit: Duration) -> (Option<i32>, Duration, S
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Only whole tables (both files, every block intact), no temporary file, and fewer
-/// tables than the full set (else the signal came too late to prove anything).
-fn check_only_whole_tables(dir: &Path) {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    for name in &names {
-        assert!(
-            name.ends_with(".tbw") || name.ends_with(".tbd"),
-            "a stray file after cancelling: {name} (all: {names:?})"
-        );
-    }
-    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
-    let present = tb.materials();
-    for m in &present {
-        tb.check_files(*m)
-            .unwrap_or_else(|e| panic!("{m} is not whole: {e}"));
-    }
-    assert!(
-        present.len() < Material::all_with_tables(4).len(),
-        "generation was over before the signal ({} tables): the test proves nothing",
-        present.len()
-    );
-    assert_eq!(names.len(), 2 * present.len(), "{names:?}");
 }
 
 fn stopped_by(signal: &str) {

@@ -3,18 +3,14 @@
 #[path = "support/tables.rs"]
 mod support_tables;
 
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod support_cli;
+
+use std::process::Output;
 
 use serde_json::Value as Json;
+use support_cli::run;
 use support_tables::{count_legal_placements, default_tables};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_shatranj-tb"))
-        .args(args)
-        .env_remove("SHATRANJ_TB_PATH")
-        .output()
-        .expect("the binary runs")
-}
 
 fn json_of(out: &Output) -> Json {
     assert!(

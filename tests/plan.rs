@@ -1,20 +1,16 @@
 //! `generate --plan` (the jobs of a run), `generate --no-deps` (one job) and the
 //! MANIFEST that `generate` and `manifest` write.
 
+#[path = "support/cli.rs"]
+mod support_cli;
+
 use std::collections::HashMap;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value as Json;
 use shatranj_tb::Material;
 use shatranj_tb::generate::plan::reads;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_shatranj-tb"))
-        .args(args)
-        .env_remove("SHATRANJ_TB_PATH")
-        .output()
-        .expect("the binary runs")
-}
+use support_cli::run;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
