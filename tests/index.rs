@@ -1,6 +1,6 @@
 //! The position index: decode(encode(p)) is p's canonical form, for every index of a 4-man
-//! table (see the unit tests) and for random positions of 5-man tables, with and without
-//! pawns.
+//! table (see the unit tests) and for random positions of 5- and 6-man tables, with and
+//! without pawns; the sizes of 6-man indices are the formula's.
 
 use rand::{Rng, SeedableRng};
 use shatranj_tb::index::TableIndex;
@@ -39,15 +39,14 @@ fn random_position(m: Material, rng: &mut impl Rng) -> Position {
     }
 }
 
-#[test]
-fn five_man_round_trips_and_symmetry() {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-    for name in [
-        "KRQvKR", "KNBvKQ", "KRRvKN", "KRPvKR", "KPPvKB", "KQvKPP", "KRvKNP",
-    ] {
+/// Random legal positions of each material in `names` (as written: stored colours or
+/// not) encode to an index that decodes to a symmetric image of the same position.
+fn round_trips_and_symmetry(names: &[&str], per_material: usize, seed: u64) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    for &name in names {
         let m: Material = name.parse().unwrap();
         let index = TableIndex::new(m.normalized());
-        for _ in 0..20_000 {
+        for _ in 0..per_material {
             let p = random_position(m.normalized(), &mut rng);
             let i = index
                 .encode(p.board())
@@ -69,4 +68,61 @@ fn five_man_round_trips_and_symmetry() {
             assert_eq!(q.legal_moves().len(), p.legal_moves().len());
         }
     }
+}
+
+#[test]
+fn five_man_round_trips_and_symmetry() {
+    round_trips_and_symmetry(
+        &[
+            "KRQvKR", "KNBvKQ", "KRRvKN", "KRPvKR", "KPPvKB", "KQvKPP", "KRvKNP",
+        ],
+        20_000,
+        5,
+    );
+}
+
+#[test]
+fn six_man_round_trips_and_symmetry() {
+    round_trips_and_symmetry(
+        &[
+            // without pawns: two pairs, a triple, three singles
+            "KRRvKRR", "KNNvKBB", "KRRRvKQ", "KRQvKRN", "KQBNvKR",
+            // with pawns: one side's, both sides', three of them
+            "KRPvKRP", "KRRvKPP", "KPPPvKR", "KQPvKNB", "KPPvKPP",
+        ],
+        20_000,
+        6,
+    );
+}
+
+/// C(n, k).
+fn choose(n: u64, k: u64) -> u64 {
+    (0..k).fold(1, |c, i| c * (n - i) / (i + 1))
+}
+
+#[test]
+fn six_man_sizes_are_the_formula() {
+    // shah pairs (462 without pawns, 1,806 with), times one combination a group of like
+    // pieces: of 64 squares, or 48 for pawns
+    let cases: [(&str, u64); 7] = [
+        ("KRRvKRR", 462 * choose(64, 2) * choose(64, 2)),
+        ("KNNvKBB", 462 * choose(64, 2) * choose(64, 2)),
+        ("KRRRvKQ", 462 * choose(64, 3) * 64),
+        ("KQBNvKR", 462 * 64 * 64 * 64 * 64),
+        ("KRPvKRP", 1806 * 64 * 48 * 64 * 48),
+        ("KPPPvKR", 1806 * choose(48, 3) * 64),
+        ("KRRvKPP", 1806 * choose(64, 2) * choose(48, 2)),
+    ];
+    for (name, size) in cases {
+        // the size does not depend on which colour is stored first
+        let m: Material = name.parse::<Material>().unwrap().normalized();
+        let index = TableIndex::new(m);
+        assert_eq!(index.size(), size, "{name}");
+        assert_eq!(index.kk_count(), if m.has_pawns() { 1806 } else { 462 });
+    }
+    // the largest 6-man pawnless pair table: 1.88 G positions a side
+    assert_eq!(
+        TableIndex::new("KRRvKRR".parse().unwrap()).size(),
+        1_877_686_272
+    );
 }

@@ -130,3 +130,56 @@ impl Decoder {
         board
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::material::Material;
+    use rand::{Rng, SeedableRng};
+
+    /// Runs of consecutive indices from random starts (the order the seed decodes in,
+    /// crossing runs of the last piece's squares), on 6-man materials with and without
+    /// pawns and with a last group of one piece or of two: the decoder's boards are the
+    /// index's, and `decode_legal` keeps exactly the boards whose side not to move is not
+    /// in check.
+    #[test]
+    fn six_man_indices_decode_as_the_index_does() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+        for name in [
+            "KRRvKRR", "KQBNvKR", "KRPvKRP", "KRRvKPP", "KPPPvKR", "KRRvKNB",
+        ] {
+            let m: Material = name.parse::<Material>().unwrap().normalized();
+            let index = TableIndex::new(m);
+            let mut decoder = Decoder::new(&index);
+            let (mut boards, mut legal, mut illegal) = (0, 0, 0);
+            for _ in 0..200 {
+                let start = rng.gen_range(0..index.size() - 300);
+                let turn = if rng.gen_bool(0.5) {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                for i in start..start + 300 {
+                    let want = index.decode(i);
+                    assert_eq!(decoder.decode(&index, i), want, "{name} {i}");
+                    let legal_board = want.filter(|b| {
+                        let shah = b.shah_of(!turn).unwrap();
+                        !b.attackers_to(shah, turn, b.occupied()).any()
+                    });
+                    assert_eq!(
+                        decoder.decode_legal(&index, i, turn),
+                        legal_board,
+                        "{name} {i} {turn:?}"
+                    );
+                    boards += usize::from(want.is_some());
+                    legal += usize::from(legal_board.is_some());
+                    illegal += usize::from(want.is_some() && legal_board.is_none());
+                }
+            }
+            assert!(
+                boards > 30_000 && legal > 20_000 && illegal > 100,
+                "{name}: {boards} {legal} {illegal}"
+            );
+        }
+    }
+}
