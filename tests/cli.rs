@@ -224,12 +224,12 @@ fn a_bad_tables_folder_is_a_user_error() {
 }
 
 /// `info` advises only commands that work: a material with a bare side needs no table,
-/// one of six men is beyond the tablebase.
+/// one of seven men is beyond the tablebase.
 #[test]
 fn info_advises_only_what_works() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_str().unwrap();
-    for (material, needle) in [("KQQQQvK", "needs none"), ("KQQvKQR", "at most 5")] {
+    for (material, needle) in [("KQQQQvK", "needs none"), ("KQQvKQRR", "at most 6")] {
         let o = run(&["info", material, "--tables", dir]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{material}: {err}");

@@ -11,6 +11,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressState, ProgressStyle};
 use serde_json::{Value as Json, json};
 use shatranj_tb::generate::Progress;
+use shatranj_tb::generate::budget::Needs;
 use shatranj_tb::probe::{MAX_MEN, ProbeError, SideStats, Tablebase};
 use shatranj_tb::{Material, Position, RuleSet, Value};
 
@@ -213,6 +214,9 @@ pub struct Bars {
     /// The run bar is shown once a run of several tables starts.
     run_shown: AtomicBool,
     cancel: Option<Arc<AtomicBool>>,
+    /// Whether each table, as it starts, prints what it needs (positions, memory, disk),
+    /// on a terminal or not.
+    announce_needs: bool,
 }
 
 /// Sets `flag` when SIGINT (Ctrl-C) or, on Unix, SIGTERM arrives, from a thread of its
@@ -303,6 +307,15 @@ impl Bars {
             pass,
             run_shown: AtomicBool::new(false),
             cancel: None,
+            announce_needs: false,
+        }
+    }
+
+    /// These bars, with each table printing what it needs as it starts (`generate`).
+    pub fn announcing_needs(self) -> Bars {
+        Bars {
+            announce_needs: true,
+            ..self
         }
     }
 
@@ -339,6 +352,9 @@ impl Progress for Bars {
         self.pass.inc(n);
     }
     fn table(&self, material: Material, number: usize, count: usize, done: u64, remaining: u64) {
+        if self.announce_needs {
+            self.println(&format!("{} (estimated)", Needs::of(material).summary()));
+        }
         if self.pass.is_hidden() {
             return;
         }

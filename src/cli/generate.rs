@@ -7,9 +7,12 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use shatranj_tb::Material;
-use shatranj_tb::generate::files::{TableOutcome, generate_into};
+use shatranj_tb::generate::GenError;
+use shatranj_tb::generate::budget::{Limits, parse_size};
+use shatranj_tb::generate::files::{TableOutcome, generate_into_within};
 use shatranj_tb::generate::manifest::write_manifest;
 use shatranj_tb::index::TableIndex;
+use shatranj_tb::probe::MAX_MEN;
 
 use super::UserError;
 use super::common::{Bars, Folder, TablesArgs, cancel_on_signal, check_folder, human_rate_text};
@@ -21,9 +24,17 @@ pub struct GenerateArgs {
     /// are built first.
     pub materials: Vec<Material>,
     /// Build every table with at most this many men (when no material is named; at most
-    /// 5, or 7 with --plan).
+    /// 6, or 7 with --plan).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(3..=7))]
     pub men: u32,
+    /// Memory the run may use, such as 14G, 14GiB, 900M or plain bytes (a one-letter
+    /// unit is binary: 14G is 14 GiB; 14GB is decimal). Before a run, and before each
+    /// table, its estimated peak memory (the --plan figure) is compared with this limit,
+    /// and its files with the folder's free disk: a table that would not fit is refused
+    /// with a message naming what it needs, and nothing is written. Default: the
+    /// machine's memory (the cgroup's limit if one is set, else the memory installed).
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit, conflicts_with = "plan")]
+    pub memory_limit: Option<u64>,
     #[command(flatten)]
     pub tables: TablesArgs,
     /// Worker threads (default: one per core).
@@ -41,6 +52,33 @@ pub struct GenerateArgs {
     /// other file (no sub-table, no MANIFEST) is written.
     #[arg(long)]
     pub no_deps: bool,
+}
+
+impl GenerateArgs {
+    /// What the run may use: `--memory-limit`, or the machine's memory; the disk is
+    /// checked either way.
+    pub fn limits(&self) -> Limits {
+        match self.memory_limit {
+            Some(memory_bytes) => Limits {
+                memory_bytes,
+                check_disk: true,
+            },
+            None => Limits::of_machine(),
+        }
+    }
+}
+
+fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    parse_size(text)
+}
+
+/// A table refused for want of memory or disk is the user's to fix (exit code 1); other
+/// errors pass unchanged.
+pub fn refused_is_users(e: GenError) -> anyhow::Error {
+    match e {
+        GenError::Refused(r) => UserError::new(r.to_string()).into(),
+        other => other.into(),
+    }
 }
 
 /// The error of a run stopped by SIGTERM or Ctrl-C (`so_far`: what it had done).
@@ -63,9 +101,9 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
         if args.plan {
             return run_plan(args, &Material::all_with_tables(args.men));
         }
-        if args.men > 5 {
+        if args.men > MAX_MEN {
             return Err(UserError::new(format!(
-                "--men {}: at most 5 men are generated (--plan prints a plan for up to 7)",
+                "--men {}: at most {MAX_MEN} men are generated (--plan prints a plan for up to 7)",
                 args.men
             ))
             .into());
@@ -93,9 +131,9 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                 ))
                 .into());
             }
-            if m.men() > 5 {
+            if m.men() > MAX_MEN {
                 return Err(UserError::new(format!(
-                    "{m} has {} men; at most 5 are supported",
+                    "{m} has {} men; tables hold at most {MAX_MEN}",
                     m.men()
                 ))
                 .into());
@@ -109,7 +147,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
     // temporary files are removed), the tables already written stay whole.
     let cancel = Arc::new(AtomicBool::new(false));
     cancel_on_signal(Arc::clone(&cancel))?;
-    let bars = Bars::with_cancel(Arc::clone(&cancel));
+    let bars = Bars::with_cancel(Arc::clone(&cancel)).announcing_needs();
     if args.no_deps {
         let result = run_no_deps(args, &bars);
         bars.finish();
@@ -120,10 +158,11 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
     }
     let mut written = 0;
     let mut kept = 0;
-    let result = generate_into(
+    let result = generate_into_within(
         &args.tables.tables,
         &materials,
         args.tables.rules,
+        &args.limits(),
         &bars,
         |outcome| match outcome {
             TableOutcome::Kept(m) => {
@@ -174,7 +213,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
             &format!(" after {written} tables written, {kept} kept"),
         ));
     }
-    result?;
+    result.map_err(refused_is_users)?;
     write_manifest(&args.tables.tables)
         .with_context(|| format!("writing the MANIFEST of {}", args.tables.tables.display()))?;
     eprintln!(

@@ -8,13 +8,15 @@ use std::path::Path;
 use clap::ValueEnum;
 use serde_json::json;
 use shatranj_tb::Material;
-use shatranj_tb::generate::files::{TableOutcome, generate_one, paths};
+use shatranj_tb::generate::GenError;
+use shatranj_tb::generate::budget::{Needs, check_table};
+use shatranj_tb::generate::files::{TableOutcome, generate_one_within, paths};
 use shatranj_tb::generate::plan::{Job, plan};
 use shatranj_tb::rules::RuleSet;
 
 use super::UserError;
 use super::common::{Bars, Folder, check_folder};
-use super::generate::GenerateArgs;
+use super::generate::{GenerateArgs, refused_is_users};
 
 /// How `generate --plan` prints the plan.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -26,7 +28,7 @@ pub enum PlanFormat {
     Snakemake,
 }
 
-/// Most men a plan may have (a plan is only printed; generation takes at most 5).
+/// Most men a plan may have (a plan is only printed; generation takes at most 6).
 pub const PLAN_MAX_MEN: u32 = 7;
 
 /// Prints the plan of the run `args` describes.
@@ -201,6 +203,12 @@ pub fn run_no_deps(args: &GenerateArgs, bars: &Bars) -> anyhow::Result<()> {
         .into());
     }
     check_folder(&args.tables.tables, Folder::MayBeCreated)?;
+    // the memory of every table first, so that a refusal creates no folder
+    let limits = args.limits();
+    for m in &args.materials {
+        check_table(&Needs::of(*m), &limits, None)
+            .map_err(|r| refused_is_users(GenError::Refused(r)))?;
+    }
     std::fs::create_dir_all(&args.tables.tables).map_err(|e| {
         UserError::new(format!(
             "cannot create the table folder {}: {e}",
@@ -208,7 +216,7 @@ pub fn run_no_deps(args: &GenerateArgs, bars: &Bars) -> anyhow::Result<()> {
         ))
     })?;
     for m in &args.materials {
-        match generate_one(&args.tables.tables, *m, args.tables.rules, bars) {
+        match generate_one_within(&args.tables.tables, *m, args.tables.rules, &limits, bars) {
             Ok(TableOutcome::Kept(m)) => bars.println(&format!("{m}: present and intact, kept")),
             Ok(TableOutcome::Written {
                 table,
@@ -221,7 +229,7 @@ pub fn run_no_deps(args: &GenerateArgs, bars: &Bars) -> anyhow::Result<()> {
             Err(e @ shatranj_tb::generate::GenError::SubTable(_)) => {
                 return Err(UserError::new(e.to_string()).kind("missing-table").into());
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(refused_is_users(e)),
         }
     }
     Ok(())

@@ -9,12 +9,15 @@ use shatranj_tb::generate::files::verify_with;
 use super::UserError;
 use super::common::{Bars, CacheArgs, TablesArgs, generate_command, lookup_error};
 
+/// Most men of a table `verify` checks whole; larger ones take `--sample N`.
+const WHOLE_VERIFY_MAX_MEN: u32 = 5;
+
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Materials such as KRvKQ (default: every table in the directory).
     pub materials: Vec<Material>,
     /// Check N random positions of each table instead of every one (for tables too
-    /// large to verify whole).
+    /// large to verify whole: a table of 6 men takes --sample).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample: Option<u64>,
     #[command(flatten)]
@@ -38,6 +41,15 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
             generate_command(&args.tables)
         ))
         .into());
+    }
+    if args.sample.is_none() {
+        if let Some(m) = materials.iter().find(|m| m.men() > WHOLE_VERIFY_MAX_MEN) {
+            return Err(UserError::new(format!(
+                "{m} has {} men: a table of more than {WHOLE_VERIFY_MAX_MEN} men is too large                  to verify whole; check random positions of it with `--sample N` (for                  example --sample 1000000)",
+                m.men()
+            ))
+            .into());
+        }
     }
     // a fresh sample each run
     let seed = std::time::SystemTime::now()

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::budget::{Limits, Needs, check_run, check_table, free_disk_bytes};
 use super::{GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
@@ -236,6 +237,22 @@ pub fn generate_into(
     materials: &[Material],
     rules: RuleSet,
     progress: &dyn Progress,
+    report: impl FnMut(&TableOutcome),
+) -> Result<Vec<TableOutcome>, GenError> {
+    generate_into_within(dir, materials, rules, &Limits::NONE, progress, report)
+}
+
+/// [`generate_into`] within `limits`: before the first table, the run is checked (its
+/// largest table against the memory limit, then every table, then the files of all of
+/// them against the folder's free disk), and before each table, that table again
+/// against the disk then free; one that would not fit fails with [`GenError::Refused`]
+/// before it starts, writing nothing.
+pub fn generate_into_within(
+    dir: &Path,
+    materials: &[Material],
+    rules: RuleSet,
+    limits: &Limits,
+    progress: &dyn Progress,
     mut report: impl FnMut(&TableOutcome),
 ) -> Result<Vec<TableOutcome>, GenError> {
     let mut todo: Vec<Material> = Vec::new();
@@ -264,8 +281,14 @@ pub fn generate_into(
         .into_iter()
         .map(|m| (m, table_checks_out(&tb, m)))
         .collect();
+    let to_generate: Vec<Material> = plan
+        .iter()
+        .filter(|(_, kept)| !kept)
+        .map(|(m, _)| *m)
+        .collect();
+    check_run(&to_generate, limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
     let weight = |m: Material| 2 * TableIndex::new(m).size();
-    let count = plan.iter().filter(|(_, kept)| !kept).count();
+    let count = to_generate.len();
     let mut remaining: u64 = plan
         .iter()
         .filter(|(_, kept)| !kept)
@@ -280,6 +303,7 @@ pub fn generate_into(
         } else {
             number += 1;
             progress.table(m, number, count, done, remaining);
+            check_table(&Needs::of(m), limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
             let mut g = generate(m, rules, &ResidentSubTables::new(&tb, m)?, progress)?;
             if progress.cancelled() {
                 return Err(GenError::Cancelled);
@@ -364,6 +388,18 @@ pub fn generate_one(
     rules: RuleSet,
     progress: &dyn Progress,
 ) -> Result<TableOutcome, GenError> {
+    generate_one_within(dir, material, rules, &Limits::NONE, progress)
+}
+
+/// [`generate_one`] within `limits`: a table that would not fit them fails with
+/// [`GenError::Refused`] before it starts (see [`generate_into_within`]).
+pub fn generate_one_within(
+    dir: &Path,
+    material: Material,
+    rules: RuleSet,
+    limits: &Limits,
+    progress: &dyn Progress,
+) -> Result<TableOutcome, GenError> {
     let m = material.normalized();
     let folder_error = |e: &dyn std::fmt::Display| GenError::Folder {
         path: dir.to_path_buf(),
@@ -388,6 +424,7 @@ pub fn generate_one(
         return Ok(TableOutcome::Kept(m));
     }
     progress.table(m, 1, 1, 0, 2 * TableIndex::new(m).size());
+    check_table(&Needs::of(m), limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
     let mut g = generate(m, rules, &ResidentSubTables::new(&tb, m)?, progress)?;
     if progress.cancelled() {
         return Err(GenError::Cancelled);

@@ -40,8 +40,9 @@
 //! `generator.rs` ([`Generator`] and its run), `seed.rs`, `passes.rs` (ply passes that
 //! push), `pull.rs` (loss passes that pull), `stats.rs` (the table's figures),
 //! `files.rs` (generating into a directory, writing and verifying files), `memory.rs`
-//! (tables in memory), `plan.rs` (the jobs of a run and their estimates), `manifest.rs`
-//! (the MANIFEST of a folder).
+//! (tables in memory), `plan.rs` (the jobs of a run and their estimates), `budget.rs`
+//! (a table's needs against the memory limit and the free disk), `manifest.rs` (the
+//! MANIFEST of a folder).
 
 use crate::color::Color;
 use crate::material::Material;
@@ -49,6 +50,7 @@ use crate::position::Position;
 use crate::rules::RuleSet;
 use crate::value::Value;
 
+pub mod budget;
 mod decoder;
 pub mod files;
 mod generator;
@@ -91,6 +93,9 @@ pub enum GenError {
     },
     /// [`Progress::cancelled`] asked the generation to stop; no file was written.
     Cancelled,
+    /// A table (or a run) would not fit the memory limit or the free disk, and was not
+    /// started: no file was written.
+    Refused(budget::Refusal),
 }
 
 impl std::fmt::Display for GenError {
@@ -108,6 +113,7 @@ impl std::fmt::Display for GenError {
                 )
             }
             GenError::Cancelled => f.write_str("generation cancelled"),
+            GenError::Refused(r) => write!(f, "{r}"),
         }
     }
 }

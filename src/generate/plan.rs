@@ -17,13 +17,15 @@ use crate::rules::RuleSet;
 /// Bytes a slot of a table without pawns, at the peak of its generation: the 16-bit
 /// state, two bits of conversion code, two frontier bits, the marks and the passes'
 /// lists. Fitted to the peak resident memory of `generate --no-deps` on KRvKQ (3.8 M
-/// slots, 57.6 MiB) and KNNvKR (119 M slots, 438 MiB), with [`BASE_BYTES`].
+/// slots, 57.6 MiB) and KNNvKR (119 M slots, 438 MiB), with [`BASE_BYTES`]; measured
+/// again on KRQvKR (242 M slots, 2 threads): 840 MiB, estimated 917 MiB.
 const BYTES_PER_SLOT: f64 = 3.26;
 
 /// Bytes a slot of a table with pawns: from the peak the README reports for the largest
 /// 5-man tables with a pawn (about 3.9 GB for 710 M slots), the other terms of
 /// [`memory_bytes`] taken off. It overestimates the 4-man pawn table KNvKP by a third
-/// (101 MB for 77 MB measured): the safe side for a scheduler.
+/// (101 MB for 77 MB measured) and KRPvKR (710 M slots, 2 threads) by half (3.8 GiB for
+/// 2.48 GiB measured): the safe side for a scheduler.
 const BYTES_PER_SLOT_PAWNS: f64 = 4.5;
 
 /// A sub-table of at most this many slots is read whole into memory (two bytes a slot)
@@ -34,9 +36,16 @@ const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
 /// 256 MiB) and the mapped pages of its DTM file.
 const SUB_TABLE_CACHE_BYTES: u64 = crate::probe::DEFAULT_CACHE_BYTES as u64;
 
-/// Memory a process takes before any table (binary, thread stacks, allocator), from the
-/// same fit as [`BYTES_PER_SLOT`].
-const BASE_BYTES: u64 = 45_000_000;
+/// Memory a process takes before any table (binary, allocator, tables of attacks), and
+/// [`THREAD_BYTES`] more for each worker thread (its stack and the allocator's heap of its
+/// own). Measured peaks of `generate --no-deps` (resident set, `/usr/bin/time -v`) with 1,
+/// 2, 4 and 8 threads: KRvKQ (3.8 M slots) 54.7, 67.6, 78.6 and 99.3 MB; KNNvKR (119 M
+/// slots) 454 MB with 1 and 2, 469 MB with 4. The estimate is above every one of them
+/// (KRvKQ by 17-31 %, KNNvKR by 9-12 %).
+const BASE_BYTES: u64 = 50_000_000;
+
+/// Memory of each worker thread: see [`BASE_BYTES`].
+const THREAD_BYTES: u64 = 8_000_000;
 
 /// Bytes of table files a slot, both files: 6.2 GB for the 28.2 G slots of every table
 /// up to 5 men (the 4-man tables alone: 16.5 MB for 90.6 M slots, 0.18).
@@ -102,12 +111,20 @@ pub fn disk_bytes(material: Material) -> u64 {
     (slots(material) as f64 * FILE_BYTES_PER_SLOT) as u64
 }
 
-/// Estimated peak memory of generating `material`: the generator's state, its DTM file
-/// assembled in memory before it is written (twice: the compressed blocks and the file),
-/// the small sub-tables held whole and, for each larger one, its block cache and the
-/// pages of its DTM file.
+/// Estimated peak memory of generating `material` with the threads its job is given
+/// ([`threads`]); see [`memory_bytes_on`].
 #[must_use]
 pub fn memory_bytes(material: Material) -> u64 {
+    memory_bytes_on(material, threads(material) as usize)
+}
+
+/// Estimated peak memory of generating `material` with `threads` worker threads: the
+/// generator's state, its DTM file assembled in memory before it is written (twice: the
+/// compressed blocks and the file), the small sub-tables held whole and, for each larger
+/// one, its block cache and the pages of its DTM file, and the process's own (a base and
+/// each thread's).
+#[must_use]
+pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
     let n = slots(material);
     let per_slot = if material.has_pawns() {
         BYTES_PER_SLOT_PAWNS
@@ -126,7 +143,11 @@ pub fn memory_bytes(material: Material) -> u64 {
             }
         })
         .sum();
-    BASE_BYTES + (n as f64 * per_slot) as u64 + 2 * dtm_file(material) + subs
+    BASE_BYTES
+        + THREAD_BYTES * threads.max(1) as u64
+        + (n as f64 * per_slot) as u64
+        + 2 * dtm_file(material)
+        + subs
 }
 
 /// Estimated CPU time of generating `material`, in core-seconds.

@@ -32,8 +32,9 @@ use crate::rules::RuleSet;
 pub use crate::format::CacheStats;
 pub use crate::stats::{Longest, SideStats};
 
-/// Most men a table may have.
-pub const MAX_MEN: u32 = 5;
+/// Most men a table may have (6: every table this generator makes; a position of 7 men
+/// or more is [`ProbeError::TooManyMen`]).
+pub const MAX_MEN: u32 = 6;
 
 /// Default bound on the decompressed blocks a [`Tablebase`] keeps, all its files together:
 /// 1 GiB, room for four whole 5-man DTM tables (about 240 MB each at one byte a

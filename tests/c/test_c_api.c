@@ -328,7 +328,7 @@ static int errors(const char *dir, const char *damaged_dir, const char *missing_
                 SHATRANJ_TB_ERR_ILLEGAL_POSITION, "adjacent");
     expect_code("5 men, 4-man tables", shatranj_tb_probe_fen(handle, "8/8/8/3k4/8/1KQ5/8/q6R w - - 0 1", &wdl, &dtm),
                 SHATRANJ_TB_ERR_MISSING_TABLE, "generate");
-    expect_code("6 men", shatranj_tb_probe_fen(handle, "8/8/8/3k4/8/1KQ5/8/qrR4R w - - 0 1", &wdl, &dtm),
+    expect_code("7 men", shatranj_tb_probe_fen(handle, "8/8/8/3k4/8/1KQ5/8/qrR4R w - - 0 1", &wdl, &dtm),
                 SHATRANJ_TB_ERR_MISSING_TABLE, "at most");
     expect_code("NULL handle", shatranj_tb_probe_fen(NULL, "8/8/8/3k4/8/1KQ5/8/q7 w - - 0 1", &wdl, &dtm),
                 SHATRANJ_TB_ERR_NULL_ARGUMENT, "tb");

@@ -159,7 +159,7 @@ def test_errors(tb, tmp_path):
         tb.dtm("8/8/8/4k3/8/8/8/K3R3 w - - 0 1")
     with pytest.raises(LookupError, match="generate KRQvKQ"):
         tb.probe("8/8/8/3k4/8/1KQ5/8/q6R w - - 0 1")
-    with pytest.raises(LookupError, match="at most 5"):
+    with pytest.raises(LookupError, match="at most 6"):
         tb.wdl("8/8/8/3k4/8/1KQ5/8/qrR4R w - - 0 1")
     with pytest.raises(FileNotFoundError):
         Tablebase(tmp_path / "nowhere")
