@@ -20,8 +20,8 @@ use super::plan::{PlanFormat, run_no_deps, run_plan};
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
-    /// Materials such as KRvKQ (default: every table up to --men men). Tables they need
-    /// are built first.
+    /// Materials of up to 6 men such as KRvKQ or KRRvKRR (default: every table up to --men
+    /// men). Tables they need are built first.
     pub materials: Vec<Material>,
     /// Build every table with at most this many men (when no material is named; at most
     /// 6, or 7 with --plan).

@@ -18,7 +18,7 @@ use crate::rules::RuleSet;
 /// state, two bits of conversion code, two frontier bits, the marks and the passes'
 /// lists. Fitted to the peak resident memory of `generate --no-deps` on KRvKQ (3.8 M
 /// slots, 57.6 MiB) and KNNvKR (119 M slots, 438 MiB), with [`BASE_BYTES`]; measured
-/// again on KRQvKR (242 M slots, 2 threads): 840 MiB, estimated 917 MiB.
+/// again on KRQvKR (242 M slots, 2 threads): 840 MiB, estimated 922 MiB.
 const BYTES_PER_SLOT: f64 = 3.26;
 
 /// Bytes a slot of a table with pawns: from the peak the README reports for the largest
@@ -33,7 +33,8 @@ const BYTES_PER_SLOT_PAWNS: f64 = 4.5;
 const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
 
 /// What a larger sub-table may hold in memory: its block cache (the probe's default,
-/// 256 MiB) and the mapped pages of its DTM file.
+/// 1 GiB), and its DTM file's size again. Both are a margin: the budget is shared by all
+/// the sub-tables of a table, and files are read block by block, not mapped.
 const SUB_TABLE_CACHE_BYTES: u64 = crate::probe::DEFAULT_CACHE_BYTES as u64;
 
 /// Memory a process takes before any table (binary, allocator, tables of attacks), and
