@@ -220,6 +220,24 @@ async fn missing_table_is_not_found_and_says_how_to_generate_it() {
         status.message().contains("shatranj-tb generate KQvKQ"),
         "{status:?}"
     );
+    // a 6-man position: its table is missing like any other; a 7-man one has too many men
+    let six = server
+        .client()
+        .probe(req("r6r/8/8/3k4/8/8/1K6/R6R w - - 0 1"))
+        .await
+        .unwrap_err();
+    assert_eq!(six.code(), Code::NotFound, "{six:?}");
+    assert!(
+        six.message().contains("shatranj-tb generate KRRvKRR"),
+        "{six:?}"
+    );
+    let seven = server
+        .client()
+        .probe(req("r6r/8/8/3k4/8/8/1K6/RR5R w - - 0 1"))
+        .await
+        .unwrap_err();
+    assert_eq!(seven.code(), Code::InvalidArgument, "{seven:?}");
+    assert!(seven.message().contains("7 men"), "{seven:?}");
     server.shutdown().await.unwrap();
 }
 

@@ -428,6 +428,19 @@ async fn errors_are_json_with_their_status() {
             "{route}: {msg}"
         );
     }
+    // Six men are a table like any other (here missing); seven are too many.
+    let six = "r6r/8/8/3k4/8/8/1K6/R6R w - - 0 1";
+    let msg = server
+        .get(&format!("/api/v1/probe?fen={}", query(six)))
+        .await
+        .error(404);
+    assert!(msg.contains("`shatranj-tb generate KRRvKRR`"), "{msg}");
+    let seven = "r6r/8/8/3k4/8/8/1K6/RR5R w - - 0 1";
+    let msg = server
+        .get(&format!("/api/v1/probe?fen={}", query(seven)))
+        .await
+        .error(400);
+    assert!(msg.contains("7 men"), "{msg}");
     let msg = server.get("/api/v1/line").await.error(400);
     assert!(msg.contains("'fen'"), "{msg}");
 
