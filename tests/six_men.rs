@@ -271,3 +271,27 @@ fn verify_of_six_men_asks_for_a_sample() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("missing table KRRvKRR"), "{err}");
 }
+
+/// The limit is on tables to generate: a table present and intact is kept under any
+/// limit, in a run and as one job.
+#[test]
+fn a_table_present_is_kept_under_any_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let out = run(&["generate", "KRvKQ", "--tables", dir, "--memory-limit", "1G"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let files = names_in(tmp.path()).len();
+    for extra in [None, Some("--no-deps")] {
+        let mut args = vec!["generate", "KRvKQ", "--tables", dir, "--memory-limit", "1M"];
+        args.extend(extra);
+        let out = run(&args);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("KRvKQ: present and intact, kept"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("(estimated)"), "{args:?}: {err}");
+    }
+    assert_eq!(names_in(tmp.path()).len(), files);
+}

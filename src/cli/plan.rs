@@ -203,11 +203,15 @@ pub fn run_no_deps(args: &GenerateArgs, bars: &Bars) -> anyhow::Result<()> {
         .into());
     }
     check_folder(&args.tables.tables, Folder::MayBeCreated)?;
-    // the memory of every table first, so that a refusal creates no folder
+    // In a folder not made yet, the memory of every table first, so that a refusal
+    // creates no folder (in one that exists, a table present is kept whatever it needs:
+    // `generate_one_within` checks the others).
     let limits = args.limits();
-    for m in &args.materials {
-        check_table(&Needs::of(*m), &limits, None)
-            .map_err(|r| refused_is_users(GenError::Refused(r)))?;
+    if !args.tables.tables.exists() {
+        for m in &args.materials {
+            check_table(&Needs::of(*m), &limits, None)
+                .map_err(|r| refused_is_users(GenError::Refused(r)))?;
+        }
     }
     std::fs::create_dir_all(&args.tables.tables).map_err(|e| {
         UserError::new(format!(

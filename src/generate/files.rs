@@ -406,6 +406,10 @@ pub fn generate_one_within(
         message: e.to_string(),
     };
     let mut tb = Tablebase::open(dir, rules).map_err(|e| folder_error(&e))?;
+    // a table that cannot be made here is refused first, whatever else is missing
+    if !tb.has_table(m) {
+        check_table(&Needs::of(m), limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
+    }
     for sub in super::plan::reads(m) {
         if !tb.has_table(sub) {
             return Err(GenError::SubTable(format!(
