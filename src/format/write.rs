@@ -318,7 +318,13 @@ fn encode(values: &[u16], options: &WriteOptions) -> Result<Encoded, String> {
             |(c, buf), chunk| {
                 pack(chunk, &code, bits, buf);
                 let c = c.as_mut().map_err(|e| format!("zstd compressor: {e}"))?;
-                c.compress(buf).map_err(|e| format!("zstd: {e}"))
+                // The compressor returns a buffer of zstd's bound (more than the block's
+                // bytes), kept until the file is written: keep only what it holds. On
+                // KRQvKR this took the peak of the process from 887 to 736 MB (the
+                // retrograde passes' plateau); the bytes written are the same.
+                let mut block = c.compress(buf).map_err(|e| format!("zstd: {e}"))?;
+                block.shrink_to_fit();
+                Ok(block)
             },
         )
         .collect::<Result<Vec<Vec<u8>>, String>>()?;
