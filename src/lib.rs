@@ -52,6 +52,6 @@ pub use material::Material;
 pub use position::{Move, MoveList, PlayError, Position, PositionError, Setup};
 pub use retro::UnMove;
 pub use role::{Piece, Role};
-pub use rules::{BareKing, EndReason, Outcome, RuleSet, Stalemate};
+pub use rules::{BareKing, EndReason, MoveRule, Outcome, RuleSet, Stalemate};
 pub use square::Square;
-pub use value::{Value, Wdl};
+pub use value::{Category, Dtz, Value, Wdl};

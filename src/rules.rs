@@ -30,35 +30,93 @@ pub enum Stalemate {
     Draw,
 }
 
+/// Whether a run of plies without a capture or a pawn move draws the game.
+///
+/// It changes no win, draw or loss of the game itself, nor its distance to mate: it
+/// decides only which wins can still be won in time. WDL and DTM files are therefore the
+/// same under both, and only the DTZ file (and the five-valued category) depends on it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MoveRule {
+    /// No such rule: today's tables, and the game of the manuscripts.
+    #[default]
+    None,
+    /// 140 plies (70 moves by each side) without a capture or a pawn move draw the game,
+    /// as Fairy-Stockfish, Cute Chess and the online servers play shatranj.
+    Seventy,
+}
+
+impl MoveRule {
+    /// `none` or `70`, as in rule-set strings.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MoveRule::None => "none",
+            MoveRule::Seventy => "70",
+        }
+    }
+
+    /// The plies without a zeroing move that draw the game, if there is such a rule.
+    #[must_use]
+    pub const fn plies(self) -> Option<u32> {
+        match self {
+            MoveRule::None => None,
+            MoveRule::Seventy => Some(140),
+        }
+    }
+}
+
 /// A complete rule set. Part of every table's identity.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct RuleSet {
     pub bare_king: BareKing,
     pub stalemate: Stalemate,
+    /// The move rule (see [`MoveRule`]): part of the identity of DTZ files only.
+    pub move_rule: MoveRule,
 }
 
 impl RuleSet {
-    /// All rule sets, the default first.
+    /// All rule sets without a move rule (those of WDL and DTM files), the default first.
     pub const ALL: [RuleSet; 4] = [
         RuleSet {
             bare_king: BareKing::Counter,
             stalemate: Stalemate::Loss,
+            move_rule: MoveRule::None,
         },
         RuleSet {
             bare_king: BareKing::Immediate,
             stalemate: Stalemate::Loss,
+            move_rule: MoveRule::None,
         },
         RuleSet {
             bare_king: BareKing::Counter,
             stalemate: Stalemate::Draw,
+            move_rule: MoveRule::None,
         },
         RuleSet {
             bare_king: BareKing::Immediate,
             stalemate: Stalemate::Draw,
+            move_rule: MoveRule::None,
         },
     ];
 
-    /// A compact code, 0..4, stored in table headers.
+    /// The same rules with `move_rule`.
+    #[must_use]
+    pub const fn with_move_rule(self, move_rule: MoveRule) -> RuleSet {
+        RuleSet {
+            bare_king: self.bare_king,
+            stalemate: self.stalemate,
+            move_rule,
+        }
+    }
+
+    /// The same rules without a move rule: those of the WDL and DTM files.
+    #[must_use]
+    pub const fn base(self) -> RuleSet {
+        self.with_move_rule(MoveRule::None)
+    }
+
+    /// A compact code stored in table headers: 0..4 for the rules without a move rule
+    /// (every WDL and DTM file), plus 4 under `move-rule=70`.
     #[must_use]
     pub const fn code(self) -> u8 {
         let a = match self.bare_king {
@@ -69,13 +127,17 @@ impl RuleSet {
             Stalemate::Loss => 0,
             Stalemate::Draw => 2,
         };
-        a | b
+        let c = match self.move_rule {
+            MoveRule::None => 0,
+            MoveRule::Seventy => 4,
+        };
+        a | b | c
     }
 
     /// The rule set of a code from [`RuleSet::code`].
     #[must_use]
     pub const fn from_code(code: u8) -> Option<RuleSet> {
-        if code < 4 {
+        if code < 8 {
             Some(RuleSet {
                 bare_king: if code & 1 == 0 {
                     BareKing::Counter
@@ -87,16 +149,30 @@ impl RuleSet {
                 } else {
                     Stalemate::Draw
                 },
+                move_rule: if code & 4 == 0 {
+                    MoveRule::None
+                } else {
+                    MoveRule::Seventy
+                },
             })
         } else {
             None
         }
     }
 
-    /// A short name usable in file names: `counter-loss`, `immediate-draw`, ...
+    /// A short name usable in file names: `counter-loss`, `immediate-draw`, ..., with
+    /// `-70` under `move-rule=70` (`counter-loss-70`).
     #[must_use]
     pub fn slug(self) -> String {
-        format!("{}-{}", self.bare_king.as_str(), self.stalemate.as_str())
+        let tail = match self.move_rule {
+            MoveRule::None => "",
+            MoveRule::Seventy => "-70",
+        };
+        format!(
+            "{}-{}{tail}",
+            self.bare_king.as_str(),
+            self.stalemate.as_str()
+        )
     }
 }
 
@@ -123,15 +199,22 @@ impl Stalemate {
 }
 
 impl RuleSet {
-    /// The rule-set string, as `Display` writes it (`bare-king=counter,stalemate=loss`).
+    /// The rule-set string, as `Display` writes it (`bare-king=counter,stalemate=loss`,
+    /// with `,move-rule=70` under that rule; `move-rule=none` is left out, so the names
+    /// of the rule sets without a move rule are what they always were).
     #[must_use]
     pub const fn name(self) -> &'static str {
-        match (self.bare_king, self.stalemate) {
-            (BareKing::Counter, Stalemate::Loss) => "bare-king=counter,stalemate=loss",
-            (BareKing::Counter, Stalemate::Draw) => "bare-king=counter,stalemate=draw",
-            (BareKing::Immediate, Stalemate::Loss) => "bare-king=immediate,stalemate=loss",
-            (BareKing::Immediate, Stalemate::Draw) => "bare-king=immediate,stalemate=draw",
-        }
+        const NAMES: [&str; 8] = [
+            "bare-king=counter,stalemate=loss",
+            "bare-king=immediate,stalemate=loss",
+            "bare-king=counter,stalemate=draw",
+            "bare-king=immediate,stalemate=draw",
+            "bare-king=counter,stalemate=loss,move-rule=70",
+            "bare-king=immediate,stalemate=loss,move-rule=70",
+            "bare-king=counter,stalemate=draw,move-rule=70",
+            "bare-king=immediate,stalemate=draw,move-rule=70",
+        ];
+        NAMES[self.code() as usize]
     }
 }
 
@@ -150,7 +233,8 @@ impl fmt::Display for ParseRuleSetError {
         write!(
             f,
             "invalid rule set: {} (expected e.g. bare-king=counter,stalemate=loss; \
-             bare-king is counter or immediate, stalemate is loss or draw)",
+             bare-king is counter or immediate, stalemate is loss or draw, \
+             move-rule is none or 70)",
             self.0
         )
     }
@@ -179,7 +263,9 @@ impl FromStr for RuleSet {
                 ("bare-king", "immediate") => rules.bare_king = BareKing::Immediate,
                 ("stalemate", "loss") => rules.stalemate = Stalemate::Loss,
                 ("stalemate", "draw") => rules.stalemate = Stalemate::Draw,
-                ("bare-king", v) | ("stalemate", v) => {
+                ("move-rule", "none") => rules.move_rule = MoveRule::None,
+                ("move-rule", "70") => rules.move_rule = MoveRule::Seventy,
+                ("bare-king", v) | ("stalemate", v) | ("move-rule", v) => {
                     return Err(ParseRuleSetError(format!("unknown value '{v}' for {key}")));
                 }
                 (k, _) => return Err(ParseRuleSetError(format!("unknown rule '{k}'"))),
@@ -266,5 +352,24 @@ mod tests {
         assert!("bare-king=never".parse::<RuleSet>().is_err());
         assert!("colour=blue".parse::<RuleSet>().is_err());
         assert!("bare-king".parse::<RuleSet>().is_err());
+        let r: RuleSet = "move-rule=70".parse().unwrap();
+        assert_eq!(r.move_rule, MoveRule::Seventy);
+        assert_eq!(
+            r.to_string(),
+            "bare-king=counter,stalemate=loss,move-rule=70"
+        );
+        assert_eq!(r.slug(), "counter-loss-70");
+        assert_eq!(r.base(), RuleSet::default());
+        assert_eq!(RuleSet::from_code(r.code()), Some(r));
+        assert_eq!(r.to_string().parse::<RuleSet>(), Ok(r));
+        assert_eq!(
+            "stalemate=draw,move-rule=none"
+                .parse::<RuleSet>()
+                .unwrap()
+                .slug(),
+            "counter-draw"
+        );
+        assert!("move-rule=50".parse::<RuleSet>().is_err());
+        assert_eq!(RuleSet::from_code(8), None);
     }
 }

@@ -188,9 +188,161 @@ impl Value {
     }
 }
 
+/// The five-valued result under a move rule, from the side to move's point of view: a
+/// *cursed win* wins without the move rule but not with it, a *blessed loss* loses without
+/// it but is saved by it. Without a move rule there are only the three plain values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    Loss,
+    BlessedLoss,
+    Draw,
+    CursedWin,
+    Win,
+}
+
+impl Category {
+    /// `win`, `cursed-win`, `draw`, `blessed-loss` or `loss`, as in the JSON output.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Category::Loss => "loss",
+            Category::BlessedLoss => "blessed-loss",
+            Category::Draw => "draw",
+            Category::CursedWin => "cursed-win",
+            Category::Win => "win",
+        }
+    }
+
+    /// The same result from the other side's point of view.
+    #[must_use]
+    pub const fn flip(self) -> Category {
+        match self {
+            Category::Loss => Category::Win,
+            Category::BlessedLoss => Category::CursedWin,
+            Category::Draw => Category::Draw,
+            Category::CursedWin => Category::BlessedLoss,
+            Category::Win => Category::Loss,
+        }
+    }
+
+    /// The result without the move rule.
+    #[must_use]
+    pub const fn wdl(self) -> Wdl {
+        match self {
+            Category::Loss | Category::BlessedLoss => Wdl::Loss,
+            Category::Draw => Wdl::Draw,
+            Category::CursedWin | Category::Win => Wdl::Win,
+        }
+    }
+
+    /// The result under the move rule: a cursed win and a blessed loss are draws.
+    #[must_use]
+    pub const fn wdl_under_rule(self) -> Wdl {
+        match self {
+            Category::Loss => Wdl::Loss,
+            Category::Win => Wdl::Win,
+            _ => Wdl::Draw,
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A position's DTZ: plies to the next zeroing move (a capture or a pawn move) or to the
+/// end of the game, the winner hurrying to a zeroing move that keeps its win, the loser
+/// delaying it; exact, not rounded. With its category under the table's move rule.
+///
+/// Under `move-rule=70`, a zeroing move into a cursed win or a blessed loss counts 140
+/// plies more than it takes (as if the rule's count had to run out first), so that every
+/// value above 140 plies is a cursed win or a blessed loss and the order of values is the
+/// order of preference. Without a move rule the plies are the plain count.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Dtz {
+    pub category: Category,
+    /// Plies; 0 for a draw and for a game already over.
+    pub plies: u32,
+}
+
+impl Dtz {
+    /// The value as a signed number as engines use it: positive for a win (cursed or
+    /// not), negative for a loss, 0 for a draw.
+    #[must_use]
+    pub fn signed(self) -> i64 {
+        match self.category.wdl() {
+            Wdl::Win => i64::from(self.plies),
+            Wdl::Draw => 0,
+            Wdl::Loss => -i64::from(self.plies),
+        }
+    }
+
+    /// The category of a decided position with DTZ `plies` under `move_rule`, given its
+    /// result without the move rule.
+    #[must_use]
+    pub fn from_plies(wdl: Wdl, plies: u32, move_rule: crate::rules::MoveRule) -> Dtz {
+        let over = move_rule.plies().is_some_and(|limit| plies > limit);
+        let category = match (wdl, over) {
+            (Wdl::Draw, _) => Category::Draw,
+            (Wdl::Win, false) => Category::Win,
+            (Wdl::Win, true) => Category::CursedWin,
+            (Wdl::Loss, false) => Category::Loss,
+            (Wdl::Loss, true) => Category::BlessedLoss,
+        };
+        Dtz {
+            category,
+            plies: if wdl == Wdl::Draw { 0 } else { plies },
+        }
+    }
+
+    /// A total order: better for the side to move is greater (a quick win before a slow
+    /// one, every win before a cursed one, a long loss before a short one).
+    #[must_use]
+    pub fn rank(self) -> i64 {
+        let p = i64::from(self.plies);
+        match self.category.wdl() {
+            Wdl::Win => (1 << 40) - p,
+            Wdl::Draw => 0,
+            Wdl::Loss => p - (1 << 40),
+        }
+    }
+}
+
+impl fmt::Display for Dtz {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.category {
+            Category::Draw => f.write_str("draw"),
+            c => write!(f, "{c}, zeroing in {} plies", self.plies),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dtz_categories_and_order() {
+        use crate::rules::MoveRule;
+        let w = |p| Dtz::from_plies(Wdl::Win, p, MoveRule::Seventy);
+        let l = |p| Dtz::from_plies(Wdl::Loss, p, MoveRule::Seventy);
+        assert_eq!(w(140).category, Category::Win);
+        assert_eq!(w(141).category, Category::CursedWin);
+        assert_eq!(l(141).category, Category::BlessedLoss);
+        assert_eq!(l(140).category, Category::Loss);
+        assert_eq!(
+            Dtz::from_plies(Wdl::Win, 500, MoveRule::None).category,
+            Category::Win
+        );
+        assert!(w(1).rank() > w(141).rank());
+        assert!(w(300).rank() > Dtz::from_plies(Wdl::Draw, 0, MoveRule::None).rank());
+        assert!(l(141).rank() > l(3).rank());
+        assert_eq!(l(7).signed(), -7);
+        assert_eq!(Category::CursedWin.flip(), Category::BlessedLoss);
+        assert_eq!(Category::CursedWin.wdl_under_rule(), Wdl::Draw);
+    }
 
     #[test]
     fn order_prefers_short_wins_and_long_losses() {

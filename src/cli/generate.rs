@@ -173,6 +173,9 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                 table,
                 wdl_bytes,
                 dtm_bytes,
+                dtz_bytes,
+                dtz,
+                dtz_seconds,
             } => {
                 written += 1;
                 let s = &table.stats;
@@ -202,6 +205,15 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                     ),
                     wdl_bytes,
                     dtm_bytes
+                ));
+                bars.println(&format!(
+                    "{}: DTZ (move rule {}) {:.1} s, {dtz_bytes} bytes, longest {} plies, {} cursed wins, {} blessed losses",
+                    table.material,
+                    dtz.move_rule,
+                    dtz_seconds,
+                    dtz.white.longest_win.max(dtz.black.longest_win).max(dtz.white.longest_loss).max(dtz.black.longest_loss),
+                    dtz.white.cursed_wins + dtz.black.cursed_wins,
+                    dtz.white.blessed_losses + dtz.black.blessed_losses,
                 ));
             }
         },

@@ -61,9 +61,10 @@ pub enum Command {
     /// every move.
     #[command(after_help = LEGEND)]
     Probe(probe::ProbeArgs),
-    /// An optimal line from a position to the end of the game.
+    /// An optimal line from a position to the end of the game (`--metric dtz`: the line
+    /// an engine under the move rule plays, hurrying to zeroing moves).
     #[command(after_help = LEGEND)]
-    Line(probe::ProbeArgs),
+    Line(line::LineArgs),
     /// The figures of tables: positions, wins, draws, losses, longest wins, file sizes.
     #[command(after_help = LEGEND)]
     Info(info::InfoArgs),
@@ -103,7 +104,8 @@ impl Command {
     /// objects too.
     pub fn wants_json(&self) -> bool {
         match self {
-            Command::Probe(args) | Command::Line(args) => args.json,
+            Command::Probe(args) => args.json,
+            Command::Line(args) => args.probe.json,
             Command::Info(args) => args.json,
             Command::Solve(args) => args.json,
             _ => false,

@@ -36,8 +36,19 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
             .collect::<anyhow::Result<Vec<String>>>()?;
         print!("{}", board_diagram(&pos));
         println!("{}", verdict(&pos, &r));
+        match r.dtz {
+            Some(d) => println!("DTZ: {}", dtz_words(d)),
+            None => println!(
+                "DTZ: no DTZ file here for {} (generate the table again to make one)",
+                r.rules
+            ),
+        }
         for (m, san) in r.moves.iter().zip(&sans) {
-            println!("  {:<6} {:<8} {}", m.uci, san, in_words(m.value));
+            let dtz = m
+                .dtz
+                .map(|d| format!("   DTZ {}", dtz_words(d)))
+                .unwrap_or_default();
+            println!("  {:<6} {:<8} {:<22}{dtz}", m.uci, san, in_words(m.value));
         }
     }
     Ok(())
@@ -49,6 +60,18 @@ pub fn in_words(v: Value) -> String {
         Value::Win(d) => format!("win in {}", plies(d)),
         Value::Draw => "draw".to_string(),
         Value::Loss(d) => format!("loss in {}", plies(d)),
+    }
+}
+
+/// "win, zeroing in 12 plies", "cursed win, zeroing in 150 plies", "draw".
+pub fn dtz_words(d: shatranj_tb::Dtz) -> String {
+    match d.category {
+        shatranj_tb::Category::Draw => "draw".to_string(),
+        c => format!(
+            "{}, {} to a zeroing move or the end",
+            c.as_str().replace('-', " "),
+            plies(d.plies)
+        ),
     }
 }
 

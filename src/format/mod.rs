@@ -98,6 +98,9 @@ pub enum Metric {
     Wdl,
     /// Distance to mate (to the end of the game).
     Dtm,
+    /// Distance to the next zeroing move (capture or pawn move), see
+    /// [`crate::value::Dtz`]: plies of decided positions, draws unused.
+    Dtz,
 }
 
 impl Metric {
@@ -106,6 +109,7 @@ impl Metric {
         match self {
             Metric::Wdl => 0,
             Metric::Dtm => 1,
+            Metric::Dtz => 2,
         }
     }
 
@@ -114,6 +118,7 @@ impl Metric {
         match b {
             0 => Some(Metric::Wdl),
             1 => Some(Metric::Dtm),
+            2 => Some(Metric::Dtz),
             _ => None,
         }
     }

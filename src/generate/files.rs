@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::budget::{Limits, Needs, check_run, check_table, free_disk_bytes};
+use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl};
 use super::{GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
@@ -12,12 +13,30 @@ use crate::index::{INDEX_SCHEME, TableIndex};
 use crate::material::Material;
 use crate::position::{MoveList, Position};
 use crate::probe::{ProbeError, Tablebase, stored_slot, table_path};
-use crate::rules::RuleSet;
-use crate::value::Value;
+use crate::rules::{MoveRule, RuleSet};
+use crate::value::{Category, Dtz, Value};
 
 impl SubTables for Tablebase {
     fn value(&self, pos: &Position) -> Result<Value, GenError> {
         Tablebase::value(self, pos).map_err(|e| GenError::SubTable(e.to_string()))
+    }
+
+    fn category(&self, pos: &Position) -> Result<Category, GenError> {
+        if self.rules().move_rule == MoveRule::None {
+            return Ok(plain_category(SubTables::value(self, pos)?));
+        }
+        Ok(Tablebase::dtz(self, pos)
+            .map_err(|e| GenError::SubTable(e.to_string()))?
+            .category)
+    }
+}
+
+/// The category of a value without a move rule.
+pub(crate) fn plain_category(v: Value) -> Category {
+    match v {
+        Value::Win(_) => Category::Win,
+        Value::Draw => Category::Draw,
+        Value::Loss(_) => Category::Loss,
     }
 }
 
@@ -86,6 +105,63 @@ impl SubTables for ResidentSubTables<'_> {
         let code = r.codes.get(s as usize).copied().unwrap_or(format::UNUSED);
         Tablebase::dtm_code_value(&r.path, s, code).map_err(|e| GenError::SubTable(e.to_string()))
     }
+
+    fn category(&self, pos: &Position) -> Result<Category, GenError> {
+        if self.tb.rules().move_rule == MoveRule::None {
+            return Ok(plain_category(self.value(pos)?));
+        }
+        SubTables::category(self.tb, pos)
+    }
+}
+
+/// Whether some table that `material` converts into has cursed wins or blessed losses
+/// under the move rule of `tb` (read from the figures in their DTZ files).
+fn cursed_subtables(tb: &Tablebase, material: Material) -> Result<bool, GenError> {
+    if tb.rules().move_rule == MoveRule::None {
+        return Ok(false);
+    }
+    for m in material.successors() {
+        let m = m.normalized();
+        if m.is_decided_by_rules() {
+            continue;
+        }
+        let stats = tb
+            .dtz_stats(m)
+            .map_err(|e| GenError::SubTable(format!("the DTZ of {m}: {e}")))?;
+        if stats.has_cursed() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// zstd level of DTZ files (blocks of 32 KiB, as DTM files).
+pub const DTZ_ZSTD_LEVEL: i32 = 9;
+
+/// Writes the DTZ file of a table (to a temporary name, synced, read back and checked,
+/// then renamed into place); its size.
+pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
+    let extra = serde_json::to_vec(&t.stats).map_err(|e| GenError::Write(e.to_string()))?;
+    let meta = TableMeta {
+        metric: Metric::Dtz,
+        rules_code: t.rules.code(),
+        material: t.material.to_string(),
+        index_scheme: INDEX_SCHEME,
+        extra,
+    };
+    let stored = if t.material.is_symmetric() {
+        t.plies.len() / 2
+    } else {
+        t.plies.len()
+    };
+    let options = format::WriteOptions {
+        zstd_level: DTZ_ZSTD_LEVEL,
+        ..format::WriteOptions::default()
+    };
+    let path = table_path(dir, t.material, t.rules, Metric::Dtz);
+    let w = format::write_table_with(&path, &meta, &t.plies[..stored], &options)
+        .map_err(|e| GenError::Write(e.to_string()))?;
+    Ok(w.file_bytes)
 }
 
 /// Bytes of packed symbols per block of a WDL file.
@@ -137,6 +213,10 @@ pub enum TableOutcome {
         table: Box<Generated>,
         wdl_bytes: u64,
         dtm_bytes: u64,
+        /// The DTZ file: its size, figures and the seconds its retrograde took.
+        dtz_bytes: u64,
+        dtz: DtzStats,
+        dtz_seconds: f64,
     },
 }
 
@@ -152,7 +232,7 @@ pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
     let extra = serde_json::to_vec(&g.stats).map_err(|e| GenError::Write(e.to_string()))?;
     let meta = |metric| TableMeta {
         metric,
-        rules_code: g.rules.code(),
+        rules_code: g.rules.base().code(),
         material: g.material.to_string(),
         index_scheme: INDEX_SCHEME,
         extra: extra.clone(),
@@ -191,10 +271,11 @@ pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
     Ok((w.file_bytes, d.file_bytes))
 }
 
-/// Whether both files of a table are present and their checksums hold.
+/// Whether the files of a table (WDL, DTM and DTZ under the tablebase's move rule) are
+/// present and their checksums hold.
 #[must_use]
 pub fn table_checks_out(tb: &Tablebase, material: Material) -> bool {
-    tb.has_table(material) && tb.check_files(material).is_ok()
+    tb.has_table(material) && tb.has_dtz_file(material) && tb.check_files(material).is_ok()
 }
 
 /// Removes temporary files that an interrupted generation left behind (`.NAME.tmp.PID.N`,
@@ -304,18 +385,10 @@ pub fn generate_into_within(
             number += 1;
             progress.table(m, number, count, done, remaining);
             check_table(&Needs::of(m), limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
-            let mut g = generate(m, rules, &ResidentSubTables::new(&tb, m)?, progress)?;
-            if progress.cancelled() {
-                return Err(GenError::Cancelled);
-            }
+            let outcome = make_table(dir, &mut tb, m, rules, progress)?;
             done += weight(m);
             remaining -= weight(m);
-            let (wdl_bytes, dtm_bytes) = write_checked(dir, &mut tb, &mut g, m)?;
-            TableOutcome::Written {
-                table: Box::new(g),
-                wdl_bytes,
-                dtm_bytes,
-            }
+            outcome
         };
         report(&outcome);
         outcomes.push(outcome);
@@ -323,18 +396,48 @@ pub fn generate_into_within(
     Ok(outcomes)
 }
 
-/// Writes the files of `g` (material `m`) into `dir`, then opens `tb` again over `dir`
-/// and checks them through it ([`check_written`]); the sizes of the WDL and DTM files.
-fn write_checked(
+/// Generates the table of `m` (WDL and DTM, then DTZ under the move rule of `rules`),
+/// writes its files into `dir`, then opens `tb` again over `dir` and checks them through
+/// it ([`check_written`]).
+fn make_table(
     dir: &Path,
     tb: &mut Tablebase,
-    g: &mut Generated,
     m: Material,
-) -> Result<(u64, u64), GenError> {
-    let sizes = write(dir, g)?;
+    rules: RuleSet,
+    progress: &dyn Progress,
+) -> Result<TableOutcome, GenError> {
+    let subs = ResidentSubTables::new(tb, m)?;
+    let mut g = generate(m, rules, &subs, progress)?;
+    if progress.cancelled() {
+        return Err(GenError::Cancelled);
+    }
+    // What DTZ needs of the codes, before writing the files consumes them.
+    let wdl = pack_wdl(&g.codes);
+    let (wdl_bytes, dtm_bytes) = write(dir, &mut g)?;
+    let leaves = Leaves {
+        conversions: Some(&g.conversions),
+        cursed_subtables: cursed_subtables(tb, m)?,
+    };
+    let dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress)?;
+    drop(wdl);
+    let dtz_bytes = write_dtz(dir, &dtz)?;
+    drop(subs);
     // The values are on disk now (writing emptied the codes): keep the summary only, or a
     // long run (every 5-man table) would hold every table it wrote.
     g.conversions = Vec::new();
+    reopen_and_check(dir, tb, m)?;
+    Ok(TableOutcome::Written {
+        table: Box::new(g),
+        wdl_bytes,
+        dtm_bytes,
+        dtz_bytes,
+        dtz: dtz.stats,
+        dtz_seconds: dtz.seconds,
+    })
+}
+
+/// Opens `tb` again over `dir` and checks the files of `m` just written through it.
+fn reopen_and_check(dir: &Path, tb: &mut Tablebase, m: Material) -> Result<(), GenError> {
     // A fresh tablebase: one opened before may hold a file that the new one replaced
     // (a damaged table regenerated), whose open handle still reads the old bytes.
     *tb = Tablebase::open(dir, tb.rules()).map_err(|e| GenError::Folder {
@@ -343,7 +446,7 @@ fn write_checked(
     })?;
     check_written(tb, m)?;
     tb.clear_caches();
-    Ok(sizes)
+    Ok(())
 }
 
 /// Checks a table just written by re-deriving [`WRITE_CHECK_SAMPLE`] positions from their
@@ -363,6 +466,7 @@ fn check_written(tb: &Tablebase, m: Material) -> Result<(), GenError> {
     let (wdl, dtm) = paths(tb.dir(), m, tb.rules());
     let _ = std::fs::remove_file(wdl);
     let _ = std::fs::remove_file(dtm);
+    let _ = std::fs::remove_file(table_path(tb.dir(), m, tb.rules(), Metric::Dtz));
     Err(GenError::Inconsistent(format!(
         "{m}: {} of {} positions checked after writing disagree with their children \
          (the files were removed), e.g. {}",
@@ -429,24 +533,16 @@ pub fn generate_one_within(
     }
     progress.table(m, 1, 1, 0, 2 * TableIndex::new(m).size());
     check_table(&Needs::of(m), limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
-    let mut g = generate(m, rules, &ResidentSubTables::new(&tb, m)?, progress)?;
-    if progress.cancelled() {
-        return Err(GenError::Cancelled);
-    }
-    let (wdl_bytes, dtm_bytes) = write_checked(dir, &mut tb, &mut g, m)?;
-    Ok(TableOutcome::Written {
-        table: Box::new(g),
-        wdl_bytes,
-        dtm_bytes,
-    })
+    make_table(dir, &mut tb, m, rules, progress)
 }
 
 /// Removes the temporaries of `material`'s files (`.NAME.tmp.PID.N`) that this process
 /// did not write.
 fn remove_own_temporaries(dir: &Path, material: Material, rules: RuleSet) {
     let (wdl, dtm) = paths(dir, material, rules);
+    let dtz = table_path(dir, material, rules, Metric::Dtz);
     let own = std::process::id().to_string();
-    let prefixes: Vec<String> = [wdl, dtm]
+    let prefixes: Vec<String> = [wdl, dtm, dtz]
         .iter()
         .filter_map(|p| {
             p.file_name()
@@ -627,7 +723,63 @@ fn check_position(
             Fen::from_position(pos)
         )));
     }
+    if tb.has_dtz_file(pos_material(pos)) {
+        let stored = tb.dtz(pos)?;
+        let derived = derived_dtz(tb, pos, rules, moves)?;
+        if stored != derived {
+            return Ok(Some(format!(
+                "{}: stored DTZ {stored}, children give {derived}",
+                Fen::from_position(pos)
+            )));
+        }
+    }
     Ok(None)
+}
+
+fn pos_material(pos: &Position) -> Material {
+    Material::from_board(pos.board())
+}
+
+/// The DTZ of a position from its children (`moves` holds its legal moves): a zeroing
+/// move is valued by the child's category alone, any other by the child's DTZ.
+pub(crate) fn derived_dtz(
+    tb: &Tablebase,
+    pos: &Position,
+    rules: RuleSet,
+    moves: &MoveList,
+) -> Result<Dtz, ProbeError> {
+    let rule = rules.move_rule;
+    if moves.is_empty() {
+        let v = Value::of_ended(pos, rules).unwrap_or(Value::Draw);
+        return Ok(Dtz::from_plies(v.wdl(), 0, rule));
+    }
+    let mut best: Option<Dtz> = None;
+    for m in moves.iter() {
+        let child = pos.play_unchecked(m);
+        let v = if m.capture.is_some() || m.role == crate::role::Role::Pawn {
+            dtz_after_zeroing(tb.dtz(&child)?.category, rule)
+        } else {
+            let c = tb.dtz(&child)?;
+            Dtz::from_plies(c.category.flip().wdl(), c.plies + 1, rule)
+        };
+        if best.is_none_or(|b| v.rank() > b.rank()) {
+            best = Some(v);
+        }
+    }
+    Ok(best.expect("a move exists"))
+}
+
+/// The value of a zeroing move, for its mover, into a child of `category` (for the side
+/// to move there).
+pub(crate) fn dtz_after_zeroing(category: Category, rule: MoveRule) -> Dtz {
+    let (wdl, plies) = match category.flip() {
+        Category::Win => (crate::value::Wdl::Win, 1),
+        Category::CursedWin => (crate::value::Wdl::Win, 141),
+        Category::Draw => (crate::value::Wdl::Draw, 0),
+        Category::BlessedLoss => (crate::value::Wdl::Loss, 141),
+        Category::Loss => (crate::value::Wdl::Loss, 1),
+    };
+    Dtz::from_plies(wdl, plies, rule)
 }
 
 /// SplitMix64: the next of a stream of well-mixed 64-bit numbers.

@@ -52,6 +52,7 @@ use crate::value::Value;
 
 pub mod budget;
 mod decoder;
+pub mod dtz;
 pub mod files;
 mod generator;
 pub mod manifest;
@@ -73,6 +74,12 @@ pub use stats::{Longest, SideStats, TableStats};
 pub trait SubTables: Sync {
     /// The value of any position of a smaller material (or one the rules decide).
     fn value(&self, pos: &Position) -> Result<Value, GenError>;
+
+    /// The category of such a position under the move rule of the run (without one, its
+    /// plain win, draw or loss).
+    fn category(&self, pos: &Position) -> Result<crate::value::Category, GenError> {
+        Ok(files::plain_category(self.value(pos)?))
+    }
 }
 
 /// Why a table could not be generated.

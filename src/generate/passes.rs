@@ -138,20 +138,27 @@ impl Generator<'_> {
     /// positions [`Position::for_each_unmove`] gives for [`UnMoveKinds::QUIET`], one entry
     /// per un-move. Un-moves of pieces other than the shah are checked for legality and
     /// indexed by arithmetic on `i`, without building the position before. On an
-    /// inconsistency (a predecessor without an index), returns that predecessor.
+    /// inconsistency (a predecessor without an index), returns that predecessor. Without
+    /// `pawns`, un-moves of pawns are left out (DTZ: a pawn move is a zeroing move).
     pub(super) fn quiet_predecessors(
         &self,
         pos: &Position,
         i: u64,
         preds: &mut Vec<u64>,
+        pawns: bool,
     ) -> Result<(), Position> {
         let start = preds.len();
         let mover = !pos.turn();
         if self.index.may_be_mirror(i) {
             let mut bad = None;
-            pos.for_each_unmove(UnMoveKinds::QUIET, |_, prev| match self.slot_of(&prev) {
-                Some(p) => preds.push(p),
-                None => bad = Some(prev),
+            pos.for_each_unmove(UnMoveKinds::QUIET, |um, prev| {
+                if !pawns && um.role == Role::Pawn {
+                    return;
+                }
+                match self.slot_of(&prev) {
+                    Some(p) => preds.push(p),
+                    None => bad = Some(prev),
+                }
             });
             return bad.map_or(Ok(()), Err);
         }
@@ -171,7 +178,7 @@ impl Generator<'_> {
         let first_rank = Bitboard::rank(mover.fold(0, 7));
         for to in board.by_color(mover) {
             let role = board.role_at(to).expect("occupied");
-            if role == Role::Shah || leapers.without(to).any() {
+            if role == Role::Shah || (!pawns && role == Role::Pawn) || leapers.without(to).any() {
                 continue;
             }
             // a leaper must not have checked the victim from where it comes
@@ -233,8 +240,10 @@ impl Generator<'_> {
         {
             let mut fast = preds[start..].to_vec();
             let mut slow = Vec::new();
-            pos.for_each_unmove(UnMoveKinds::QUIET, |_, prev| {
-                slow.push(self.slot_of(&prev).expect("a predecessor has an index"));
+            pos.for_each_unmove(UnMoveKinds::QUIET, |um, prev| {
+                if pawns || um.role != Role::Pawn {
+                    slow.push(self.slot_of(&prev).expect("a predecessor has an index"));
+                }
             });
             fast.sort_unstable();
             slow.sort_unstable();
@@ -266,7 +275,7 @@ impl Generator<'_> {
         let pos = Position::from_board_unchecked(board, turn);
         let mover = !pos.turn();
         preds.clear();
-        if let Err(prev) = self.quiet_predecessors(&pos, i, preds) {
+        if let Err(prev) = self.quiet_predecessors(&pos, i, preds, true) {
             self.fail(GenError::Inconsistent(format!(
                 "no index for predecessor {} of {}",
                 Fen::from_position(&prev),

@@ -5,7 +5,7 @@ use crate::material::Material;
 use crate::position::Move;
 use crate::rules::{EndReason, RuleSet};
 use crate::stats::SideStats;
-use crate::value::{Value, Wdl};
+use crate::value::{Dtz, Value, Wdl};
 
 /// One legal move and what it leads to, from the probed side's point of view.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +14,11 @@ pub struct MoveValue {
     pub uci: String,
     /// The probed side's result if it plays this move.
     pub value: Value,
+    /// The move's DTZ for the probed side (see [`crate::probe::DtzProbe`]), where the
+    /// DTZ files are here.
+    pub dtz: Option<Dtz>,
+    /// Whether the move is a capture or a pawn move (it zeroes the move rule's count).
+    pub zeroing: bool,
 }
 
 /// The answer for one position.
@@ -29,6 +34,9 @@ pub struct ProbeResult {
     pub end: Option<EndReason>,
     /// Every legal move with its value, best first (empty once the game has ended).
     pub moves: Vec<MoveValue>,
+    /// The DTZ for the side to move under the tablebase's move rule, where the DTZ files
+    /// are here (`None` otherwise).
+    pub dtz: Option<Dtz>,
 }
 
 impl ProbeResult {
@@ -78,6 +86,8 @@ pub struct LineStep {
     pub value: Value,
     /// How the game ended with this move, if it did.
     pub end: Option<EndReason>,
+    /// The DTZ for the side to move after the move, in a DTZ line.
+    pub dtz: Option<Dtz>,
 }
 
 /// The figures of one table, as `info` prints them.
@@ -88,6 +98,10 @@ pub struct TableInfo {
     pub rules: RuleSet,
     pub wdl_bytes: u64,
     pub dtm_bytes: u64,
+    /// The DTZ file under the tablebase's move rule, if there is one: its size and
+    /// figures (for the material as asked for).
+    pub dtz_bytes: Option<u64>,
+    pub dtz: Option<crate::generate::dtz::DtzStats>,
     pub white: SideStats,
     pub black: SideStats,
 }

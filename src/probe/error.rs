@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{DTM_EXT, MAX_MEN, WDL_EXT};
+use super::{DTM_EXT, DTZ_EXT, MAX_MEN, WDL_EXT};
 use crate::format::FormatError;
 use crate::material::Material;
 use crate::rules::RuleSet;
@@ -11,7 +11,8 @@ use crate::rules::RuleSet;
 /// Why a probe failed.
 #[derive(Debug)]
 pub enum ProbeError {
-    /// No table for this material and rule set in the directory.
+    /// No table for this material and rule set in the directory (or, for a DTZ lookup,
+    /// no DTZ file of it under the rule set's move rule).
     MissingTable { material: Material, rules: RuleSet },
     /// The file could not be read.
     Io {
@@ -76,7 +77,7 @@ impl std::error::Error for ProbeError {}
 /// Whether `path` names a table file (rather than the folder of the tables).
 fn is_table_file(path: &Path) -> bool {
     path.extension()
-        .is_some_and(|e| e == WDL_EXT || e == DTM_EXT)
+        .is_some_and(|e| e == WDL_EXT || e == DTM_EXT || e == DTZ_EXT)
 }
 
 impl From<FormatError> for ProbeError {

@@ -9,7 +9,10 @@ use crate::position::Position;
 
 impl ProbeResult {
     /// The fields every answer about a position starts with: `fen`, `material` (as on the
-    /// board), `rules`, `wdl`, `dtm` (null for a draw), `end` (null while the game goes on).
+    /// board), `rules`, `wdl`, `dtm` (null for a draw), `dtz` (plies to the next zeroing
+    /// move, positive for a win, negative for a loss, 0 for a draw; null without DTZ
+    /// files), `category` (`win`, `cursed-win`, `draw`, `blessed-loss` or `loss` under the
+    /// rule set's move rule; null without DTZ files), `end` (null while the game goes on).
     #[must_use]
     pub fn position_json(&self) -> Map<String, Json> {
         let mut out = Map::new();
@@ -18,13 +21,20 @@ impl ProbeResult {
         out.insert("rules".into(), json!(self.rules.name()));
         out.insert("wdl".into(), json!(self.wdl().as_str()));
         out.insert("dtm".into(), json!(self.dtm()));
+        out.insert("dtz".into(), json!(self.dtz.map(|d| d.signed())));
+        out.insert(
+            "category".into(),
+            json!(self.dtz.map(|d| d.category.as_str())),
+        );
         out.insert("end".into(), json!(self.end.map(|e| e.as_str())));
         out
     }
 
     /// The `probe --json` object: [`ProbeResult::position_json`]'s fields, then
     /// `best_move` (UCI, null once the game has ended) and `moves`, best first, each
-    /// `{uci, san, wdl, dtm}` from the probed side's view. `pos` is the position probed
+    /// `{uci, san, wdl, dtm, dtz, zeroing}` from the probed side's view (`dtz` the move's
+    /// DTZ for the side that plays it, null without DTZ files; `zeroing` whether it is a
+    /// capture or a pawn move). `pos` is the position probed
     /// (for the moves' SAN).
     #[must_use]
     pub fn to_json(&self, pos: &Position) -> Json {
@@ -45,6 +55,8 @@ impl ProbeResult {
                     "san": san,
                     "wdl": m.value.wdl().as_str(),
                     "dtm": m.value.dtm(),
+                    "dtz": m.dtz.map(|d| d.signed()),
+                    "zeroing": m.zeroing,
                 })
             })
             .collect();
@@ -57,6 +69,8 @@ impl ProbeResult {
 mod tests {
     use super::*;
     use crate::probe::MoveValue;
+    use crate::rules::MoveRule;
+    use crate::value::{Dtz, Wdl};
     use crate::{EndReason, RuleSet, Value};
 
     #[test]
@@ -72,12 +86,17 @@ mod tests {
                 MoveValue {
                     uci: "h1a1".into(),
                     value: Value::Win(7),
+                    dtz: Some(Dtz::from_plies(Wdl::Win, 1, MoveRule::None)),
+                    zeroing: true,
                 },
                 MoveValue {
                     uci: "c3b4".into(),
                     value: Value::Draw,
+                    dtz: None,
+                    zeroing: false,
                 },
             ],
+            dtz: Some(Dtz::from_plies(Wdl::Win, 1, MoveRule::None)),
         };
         let j = r.to_json(&pos);
         let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
@@ -89,6 +108,8 @@ mod tests {
                 "rules",
                 "wdl",
                 "dtm",
+                "dtz",
+                "category",
                 "end",
                 "best_move",
                 "moves"
@@ -99,13 +120,15 @@ mod tests {
         assert_eq!(j["rules"], "bare-king=counter,stalemate=loss");
         assert_eq!(j["wdl"], "win");
         assert_eq!(j["dtm"], 7);
+        assert_eq!(j["dtz"], 1);
+        assert_eq!(j["category"], "win");
         assert_eq!(j["end"], Json::Null);
         assert_eq!(j["best_move"], "h1a1");
         assert_eq!(
             j["moves"],
             json!([
-                {"uci": "h1a1", "san": "Rxa1", "wdl": "win", "dtm": 7},
-                {"uci": "c3b4", "san": "Qb4", "wdl": "draw", "dtm": null},
+                {"uci": "h1a1", "san": "Rxa1", "wdl": "win", "dtm": 7, "dtz": 1, "zeroing": true},
+                {"uci": "c3b4", "san": "Qb4", "wdl": "draw", "dtm": null, "dtz": null, "zeroing": false},
             ])
         );
     }
@@ -120,6 +143,7 @@ mod tests {
             value: Value::Draw,
             end: Some(EndReason::BareKing),
             moves: Vec::new(),
+            dtz: None,
         };
         let j = r.to_json(&pos);
         assert_eq!(j["best_move"], Json::Null);

@@ -40,6 +40,7 @@ impl Tablebase {
                 fen: Fen::from_position(&child).to_string(),
                 value: v,
                 end: child.outcome(self.rules).map(|o| o.reason()),
+                dtz: None,
             });
             pos = child;
             value = v;
@@ -72,6 +73,7 @@ impl Tablebase {
                 fen: Fen::from_position(&child).to_string(),
                 value: Value::Draw,
                 end: child.outcome(self.rules).map(|o| o.reason()),
+                dtz: None,
             });
             pos = child;
         }

@@ -10,7 +10,7 @@ use crate::format::{Metric, TableFile};
 use crate::index::TableIndex;
 use crate::material::Material;
 use crate::position::Position;
-use crate::value::{Value, Wdl};
+use crate::value::{Dtz, Value, Wdl};
 
 /// Whether a lookup may read table files, or answers from memory only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +119,36 @@ impl Tablebase {
             });
         }
         Ok(value)
+    }
+
+    /// The DTZ of a position under this tablebase's move rule (see [`Dtz`]), from the WDL
+    /// file and the DTZ file. A position the rules decide alone (a bare side) has its
+    /// distance to the end, at most one ply.
+    pub fn dtz(&self, pos: &Position) -> Result<Dtz, ProbeError> {
+        let move_rule = self.rules.move_rule;
+        if let Some(v) = Value::of_decided(pos, self.rules) {
+            return Ok(Dtz::from_plies(v.wdl(), v.dtm().unwrap_or(0), move_rule));
+        }
+        let (slot, stored, s) = self.locate(pos)?;
+        if slot.dtz.get().is_none() && !self.has_dtz_file(stored) {
+            return Err(ProbeError::MissingTable {
+                material: Material::from_board(pos.board()),
+                rules: self.rules,
+            });
+        }
+        let file = self.file(slot, stored, Metric::Dtz)?;
+        let wdl = self.wdl(pos)?;
+        if wdl == Wdl::Draw {
+            return Ok(Dtz::from_plies(Wdl::Draw, 0, move_rule));
+        }
+        let plies = file.get(s)?;
+        if plies == crate::format::UNUSED {
+            return Err(ProbeError::Corrupt {
+                path: file.path().to_path_buf(),
+                message: format!("DTZ code {plies} at index {s} is not a value"),
+            });
+        }
+        Ok(Dtz::from_plies(wdl, u32::from(plies), move_rule))
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.

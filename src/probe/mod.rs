@@ -47,7 +47,11 @@ pub const WDL_EXT: &str = "tbw";
 /// File extension of DTM tables.
 pub const DTM_EXT: &str = "tbd";
 
+/// The extension of DTZ files.
+pub const DTZ_EXT: &str = "tbz";
+
 mod answer;
+mod dtz;
 mod error;
 mod hasher;
 mod info;
@@ -58,16 +62,19 @@ mod moves;
 mod registry;
 
 pub use answer::{LineStep, MoveProbe, MoveValue, ProbeResult, TableInfo};
+pub use dtz::{DtzProbe, dtz_of_move, is_zeroing};
 pub use error::ProbeError;
 pub(crate) use lookup::stored_slot;
 pub use registry::RESCAN_INTERVAL;
 
-/// The path of a table file.
+/// The path of a table file. WDL and DTM files are named by the rules without their move
+/// rule (the move rule changes neither), DTZ files by the whole rule set.
 #[must_use]
 pub fn table_path(dir: &Path, material: Material, rules: RuleSet, metric: Metric) -> PathBuf {
-    let ext = match metric {
-        Metric::Wdl => WDL_EXT,
-        Metric::Dtm => DTM_EXT,
+    let (ext, rules) = match metric {
+        Metric::Wdl => (WDL_EXT, rules.base()),
+        Metric::Dtm => (DTM_EXT, rules.base()),
+        Metric::Dtz => (DTZ_EXT, rules),
     };
     dir.join(format!("{}.{}.{ext}", material.normalized(), rules.slug()))
 }

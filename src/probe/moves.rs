@@ -171,6 +171,16 @@ impl Tablebase {
         let Some(probe) = self.moves_with(pos, access)? else {
             return Ok(None);
         };
+        // DTZ where its files are here, read from them (never from the cache alone).
+        let dtz = if access == Access::Read && self.has_dtz_for(pos) {
+            Some(self.probe_dtz(pos)?)
+        } else {
+            None
+        };
+        let move_dtz = |m: &Move| {
+            dtz.as_ref()
+                .and_then(|d| d.moves.iter().find(|(x, _, _)| x == m).map(|x| x.1))
+        };
         Ok(Some(ProbeResult {
             fen: pos.fen(),
             material: Material::from_board(pos.board()),
@@ -183,8 +193,11 @@ impl Tablebase {
                 .map(|(m, value)| MoveValue {
                     uci: m.to_uci(),
                     value: *value,
+                    dtz: move_dtz(m),
+                    zeroing: super::is_zeroing(m),
                 })
                 .collect(),
+            dtz: dtz.as_ref().map(|d| d.dtz),
         }))
     }
 

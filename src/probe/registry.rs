@@ -23,6 +23,7 @@ pub(super) struct Slot {
     pub(super) present: AtomicBool,
     pub(super) wdl: OnceLock<TableFile>,
     pub(super) dtm: OnceLock<TableFile>,
+    pub(super) dtz: OnceLock<TableFile>,
 }
 
 impl Slot {
@@ -59,6 +60,7 @@ impl Tablebase {
                     present: AtomicBool::new(false),
                     wdl: OnceLock::new(),
                     dtm: OnceLock::new(),
+                    dtz: OnceLock::new(),
                 };
                 (m, slot)
             })
@@ -135,8 +137,8 @@ impl Tablebase {
         // A table is registered by either of its files: if the other one is missing, the
         // lookup that needs it names it.
         let suffixes = [
-            format!(".{}.{DTM_EXT}", self.rules.slug()),
-            format!(".{}.{WDL_EXT}", self.rules.slug()),
+            format!(".{}.{DTM_EXT}", self.rules.base().slug()),
+            format!(".{}.{WDL_EXT}", self.rules.base().slug()),
         ];
         for entry in entries {
             let entry = entry.map_err(|source| ProbeError::Io {
@@ -225,6 +227,7 @@ impl Tablebase {
         let cell = match metric {
             Metric::Wdl => &slot.wdl,
             Metric::Dtm => &slot.dtm,
+            Metric::Dtz => &slot.dtz,
         };
         if let Some(f) = cell.get() {
             return Ok(f);
@@ -243,14 +246,18 @@ impl Tablebase {
                 meta.metric
             )));
         }
-        if meta.rules_code != self.rules.code() {
+        // WDL and DTM files carry the rules without the move rule, DTZ files the whole set.
+        let rules = match metric {
+            Metric::Dtz => self.rules,
+            Metric::Wdl | Metric::Dtm => self.rules.base(),
+        };
+        if meta.rules_code != rules.code() {
             let theirs = RuleSet::from_code(meta.rules_code).map_or_else(
                 || format!("unknown code {}", meta.rules_code),
                 |r| r.to_string(),
             );
             return Err(corrupt(format!(
-                "wrong rule set: the file was generated for {theirs}, not {}",
-                self.rules
+                "wrong rule set: the file was generated for {theirs}, not {rules}"
             )));
         }
         if meta.material != material.to_string() {
@@ -298,7 +305,33 @@ impl Tablebase {
         })?;
         self.file(slot, stored, Metric::Wdl)?.verify_blocks()?;
         self.file(slot, stored, Metric::Dtm)?.verify_blocks()?;
+        if self.has_dtz_file(stored) {
+            self.file(slot, stored, Metric::Dtz)?.verify_blocks()?;
+        }
         Ok(())
+    }
+
+    /// Whether the DTZ file of a table (under this tablebase's move rule) is in the
+    /// directory (not whether it is intact: opening it checks that).
+    #[must_use]
+    pub fn has_dtz_file(&self, material: Material) -> bool {
+        let stored = material.normalized();
+        if self
+            .slots
+            .get(&stored)
+            .is_some_and(|s| s.dtz.get().is_some())
+        {
+            return true;
+        }
+        table_path(&self.dir, stored, self.rules, Metric::Dtz).is_file()
+    }
+
+    /// Whether the table of `material` has a DTZ file here that opens and validates.
+    #[must_use]
+    pub fn has_dtz(&self, material: Material) -> bool {
+        let stored = material.normalized();
+        self.present_slot(stored)
+            .is_some_and(|slot| self.file(slot, stored, Metric::Dtz).is_ok())
     }
 
     /// Every DTM code of the table of `material` (stored form), in slot order, read

@@ -1,0 +1,601 @@
+//! DTZ: plies to the next zeroing move (a capture or a pawn move) or to the end of the
+//! game, for every decided position of one table, by a retrograde over the moves that are
+//! not zeroing, once the table's win, draw or loss is known.
+//!
+//! Win, draw and loss are those of the game without the move rule (the table's WDL), so
+//! the winner only ever moves into a loss and the loser into a win: the retrograde needs
+//! no draws. A zeroing move is a leaf, valued by the child's category under the move rule
+//! with its count started afresh: a leaf into a loss is a win in 1 ply, into a win a loss
+//! in 1, and under `move-rule=70` a leaf into a blessed loss (cursed win) counts 141 plies,
+//! so that every value above 140 is a cursed win (blessed loss) and the smallest value is
+//! the best (see [`crate::value::Dtz`]). Then, pass by pass over distances `d = 0, 1, ...`:
+//! each position decided at `d` is a child of its predecessors by moves that are not
+//! zeroing (un-moves of pieces other than pawns); a predecessor of a loss at `d` wins in
+//! `d + 1` at most, and a predecessor of a win at `d` that loses has one reply fewer left
+//! to try; after its last one, it loses at `d + 1`, or later if a zeroing reply (a leaf)
+//! holds out longer.
+//!
+//! A pawn move that neither captures nor promotes stays in the table, so under the move
+//! rule its leaf depends on the table's own categories: the retrograde is repeated with the
+//! categories of the previous round until none changes (pawn moves only go forward, so
+//! each round settles at least one more step of pawn advance). Without cursed values the
+//! first round is already exact.
+//!
+//! State: one 16-bit word a slot (the distance once decided; while open, the count of
+//! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
+//! two bits a slot.
+
+use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::decoder::Decoder;
+use super::generator::CHUNK;
+use super::state::UNUSED;
+use super::{GenError, Generator, Progress, SubTables};
+use crate::color::Color;
+use crate::fen::Fen;
+use crate::material::Material;
+use crate::position::{Move, MoveList, Position};
+use crate::role::Role;
+use crate::rules::{MoveRule, RuleSet};
+use crate::value::{Category, Value};
+
+/// Longest DTZ a file can hold.
+pub const MAX_DTZ: u32 = 0x7FFF;
+
+/// The plies a zeroing move into a cursed win (a blessed loss) counts.
+const CURSED_LEAF: u16 = 141;
+
+/// A draw or an unused slot (no DTZ).
+const NONE: u16 = 0xFFFF;
+/// A win not yet decided.
+const WIN_OPEN: u16 = 0xFFFE;
+/// A loss not yet decided: `LOSS_OPEN | count`, with [`BLESSED`] if a zeroing reply
+/// reaches a cursed win of the opponent.
+const LOSS_OPEN: u16 = 0x8000;
+const BLESSED: u16 = 0x4000;
+const COUNT: u16 = 0x3FFF;
+
+/// The table's WDL in two bits a slot.
+const W_NONE: u8 = 0;
+const W_MATED: u8 = 1;
+const W_LOSS: u8 = 2;
+const W_WIN: u8 = 3;
+
+/// Packs the WDL of DTM codes (slot order; [`UNUSED`] for unused slots) two bits a slot:
+/// what the DTZ retrograde needs once the codes are gone.
+#[must_use]
+pub fn pack_wdl(codes: &[u16]) -> Vec<u8> {
+    codes
+        .par_chunks(4 * 4096)
+        .flat_map_iter(|chunk| {
+            chunk.chunks(4).map(|four| {
+                let mut b = 0u8;
+                for (k, &c) in four.iter().enumerate() {
+                    let w = if c == UNUSED || c == 0 {
+                        W_NONE
+                    } else if c == 1 {
+                        W_MATED
+                    } else {
+                        match Value::from_dtm_code(c) {
+                            Value::Win(_) => W_WIN,
+                            _ => W_LOSS,
+                        }
+                    };
+                    b |= w << (2 * k);
+                }
+                b
+            })
+        })
+        .collect()
+}
+
+#[inline]
+fn wdl_at(packed: &[u8], slot: u64) -> u8 {
+    (packed[(slot / 4) as usize] >> (2 * (slot % 4))) & 3
+}
+
+/// The DTZ figures of one side to move.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DtzSideStats {
+    /// The longest DTZ of a win (a cursed one included), in plies.
+    pub longest_win: u32,
+    /// The longest DTZ of a loss (a blessed one included), in plies.
+    pub longest_loss: u32,
+    /// Wins that the move rule turns into draws.
+    pub cursed_wins: u64,
+    /// Losses that the move rule turns into draws.
+    pub blessed_losses: u64,
+    /// A position of the longest win, as a FEN (none if there is no win).
+    pub longest_win_fen: Option<String>,
+}
+
+/// The DTZ figures of a table (stored colours), kept in its DTZ file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DtzStats {
+    /// The move rule the values are for (`none` or `70`).
+    pub move_rule: String,
+    pub white: DtzSideStats,
+    pub black: DtzSideStats,
+}
+
+impl DtzStats {
+    /// The figures with `turn` to move.
+    #[must_use]
+    pub fn side(&self, turn: Color) -> &DtzSideStats {
+        match turn {
+            Color::White => &self.white,
+            Color::Black => &self.black,
+        }
+    }
+
+    /// The same figures with the colours swapped.
+    #[must_use]
+    pub fn mirrored(&self) -> DtzStats {
+        DtzStats {
+            move_rule: self.move_rule.clone(),
+            white: self.black.clone(),
+            black: self.white.clone(),
+        }
+    }
+
+    /// Whether any position is a cursed win or a blessed loss.
+    #[must_use]
+    pub fn has_cursed(&self) -> bool {
+        self.white.cursed_wins + self.white.blessed_losses + self.black.cursed_wins > 0
+            || self.black.blessed_losses > 0
+    }
+}
+
+/// The DTZ values of one table.
+#[derive(Clone, Debug)]
+pub struct DtzTable {
+    pub material: Material,
+    /// The whole rule set, the move rule included.
+    pub rules: RuleSet,
+    /// Plies of every decided slot (White to move, then Black to move); [`UNUSED`] for a
+    /// draw or an unused slot.
+    pub plies: Vec<u16>,
+    pub stats: DtzStats,
+    /// Rounds of the retrograde (more than one only for a pawn table with cursed values).
+    pub rounds: u32,
+    pub seconds: f64,
+}
+
+/// How the leaves of captures and promotions are valued.
+pub struct Leaves<'a> {
+    /// The packed best conversion of each slot (see [`super::Generated::conversions`]),
+    /// when the generator just made them: then no sub-table is probed.
+    pub conversions: Option<&'a [u8]>,
+    /// Whether some sub-table has cursed wins or blessed losses under the move rule:
+    /// then conversions are probed for their category.
+    pub cursed_subtables: bool,
+}
+
+/// Makes the DTZ of a table under `rules.move_rule` from its packed WDL ([`pack_wdl`]).
+pub fn generate_dtz(
+    material: Material,
+    rules: RuleSet,
+    wdl: &[u8],
+    leaves: &Leaves<'_>,
+    sub: &dyn SubTables,
+    progress: &dyn Progress,
+) -> Result<DtzTable, GenError> {
+    let start = Instant::now();
+    let g = Generator::new(material, rules, sub, progress);
+    let material = g.index.material();
+    let has_pawns = material.has_pawns();
+    let mut own: Option<Vec<u16>> = None;
+    let mut rounds = 0;
+    let plies = loop {
+        rounds += 1;
+        let run = Run {
+            g: &g,
+            wdl,
+            leaves,
+            own: own.as_deref(),
+            move_rule: rules.move_rule,
+            max: AtomicU32::new(0),
+        };
+        let plies = run.run()?;
+        if rules.move_rule == MoveRule::None || !has_pawns {
+            break plies;
+        }
+        // The categories this round's pawn leaves assumed, against those it found.
+        let changed = match &own {
+            None => plies
+                .par_iter()
+                .any(|&p| p != UNUSED && u32::from(p) > u32::from(CURSED_LEAF) - 1),
+            Some(prev) => plies
+                .par_iter()
+                .zip(prev.par_iter())
+                .any(|(&a, &b)| cursed(a) != cursed(b)),
+        };
+        if !changed {
+            break plies;
+        }
+        own = Some(plies);
+    };
+    let stats = count(&g, wdl, &plies, rules.move_rule);
+    Ok(DtzTable {
+        material,
+        rules,
+        plies,
+        stats,
+        rounds,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Whether stored plies are over the move rule's count (cursed or blessed).
+#[inline]
+fn cursed(p: u16) -> bool {
+    p != UNUSED && p >= CURSED_LEAF
+}
+
+/// One round of the retrograde.
+struct Run<'g, 'a> {
+    g: &'g Generator<'a>,
+    wdl: &'g [u8],
+    leaves: &'g Leaves<'g>,
+    /// The table's own plies from the previous round (categories of pawn-move leaves).
+    own: Option<&'g [u16]>,
+    move_rule: MoveRule,
+    max: AtomicU32,
+}
+
+impl Run<'_, '_> {
+    fn run(&self) -> Result<Vec<u16>, GenError> {
+        let g = self.g;
+        let total = 2 * g.size();
+        let material = g.index.material();
+        let st: Vec<AtomicU16> = (0..total).map(|_| AtomicU16::new(NONE)).collect();
+        g.progress.begin(&format!("{material} DTZ seed"), total);
+        (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
+            || (MoveList::new(), Vec::with_capacity(64)),
+            |(moves, kids), chunk| {
+                let lo = chunk * CHUNK;
+                let hi = (lo + CHUNK).min(total);
+                if g.failed() || g.progress.cancelled() {
+                    return;
+                }
+                let mut decoder = Decoder::new(&g.index);
+                let mut max = 0;
+                for slot in lo..hi {
+                    let w = wdl_at(self.wdl, slot);
+                    if w == W_NONE {
+                        continue;
+                    }
+                    if w == W_MATED {
+                        st[slot as usize].store(0, Ordering::Relaxed);
+                        continue;
+                    }
+                    let (turn, i) = g.index.split_slot(slot);
+                    let board = decoder.decode_legal(&g.index, i, turn);
+                    let Some(pos) = g.position_of(turn, i, board) else {
+                        g.fail(GenError::Inconsistent(format!(
+                            "DTZ: slot {slot} has a value but names no position"
+                        )));
+                        return;
+                    };
+                    match self.seed(slot, &pos, w, moves, kids) {
+                        Ok(v) => {
+                            if v < LOSS_OPEN {
+                                max = max.max(u32::from(v));
+                            }
+                            st[slot as usize].store(v, Ordering::Relaxed);
+                        }
+                        Err(e) => {
+                            g.fail(e);
+                            return;
+                        }
+                    }
+                }
+                self.max.fetch_max(max, Ordering::Relaxed);
+                g.progress.advance(hi - lo);
+            },
+        );
+        g.progress.end();
+        self.check(g)?;
+        let mut d: u32 = 0;
+        while d <= self.max.load(Ordering::Relaxed) {
+            let n = d as u16;
+            (0..total.div_ceil(CHUNK))
+                .into_par_iter()
+                .for_each_init(Vec::new, |preds, chunk| {
+                    let lo = chunk * CHUNK;
+                    let hi = (lo + CHUNK).min(total);
+                    if g.failed() {
+                        return;
+                    }
+                    for slot in lo..hi {
+                        if st[slot as usize].load(Ordering::Relaxed) == n {
+                            self.spread(slot, d, &st, preds);
+                        }
+                    }
+                });
+            self.check(g)?;
+            d += 1;
+        }
+        let mut st = st;
+        let mut open = None;
+        let plies: Vec<u16> = st
+            .iter_mut()
+            .enumerate()
+            .map(|(s, c)| {
+                let v = *c.get_mut();
+                if v == NONE {
+                    UNUSED
+                } else {
+                    if v >= LOSS_OPEN && open.is_none() {
+                        open = Some(s as u64);
+                    }
+                    v
+                }
+            })
+            .collect();
+        drop(st);
+        if let Some(slot) = open {
+            let pos = g.used_position_at(slot);
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: {} was never decided",
+                Fen::from_position(&pos)
+            )));
+        }
+        Ok(plies)
+    }
+
+    fn check(&self, g: &Generator<'_>) -> Result<(), GenError> {
+        if let Some(e) = g.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        if g.progress.cancelled() {
+            return Err(GenError::Cancelled);
+        }
+        Ok(())
+    }
+
+    /// The category of a child in this table after a pawn move, for the player to move
+    /// there.
+    fn own_category(&self, child: &Position) -> Result<Category, GenError> {
+        let Some(s) = self.g.slot_of(child) else {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: no index for {}",
+                Fen::from_position(child)
+            )));
+        };
+        let w = wdl_at(self.wdl, s);
+        let over = self.own.is_some_and(|own| cursed(own[s as usize]));
+        Ok(match (w, over) {
+            (W_NONE, _) => Category::Draw,
+            (W_WIN, false) => Category::Win,
+            (W_WIN, true) => Category::CursedWin,
+            (_, false) => Category::Loss,
+            (_, true) => Category::BlessedLoss,
+        })
+    }
+
+    /// The category of the child after a zeroing move, for the player to move there.
+    fn leaf_category(&self, pos: &Position, m: &Move) -> Result<Category, GenError> {
+        let child = pos.play_unchecked(m);
+        if m.capture.is_none() && !m.promotion {
+            return self.own_category(&child);
+        }
+        if self.move_rule != MoveRule::None && self.leaves.cursed_subtables {
+            return self.g.sub.category(&child);
+        }
+        let v = self.g.sub.value(&child)?;
+        Ok(match v.wdl() {
+            crate::value::Wdl::Win => Category::Win,
+            crate::value::Wdl::Draw => Category::Draw,
+            crate::value::Wdl::Loss => Category::Loss,
+        })
+    }
+
+    /// The first state of a decided slot (not mated): a win's leaf, or a loss's count.
+    fn seed(
+        &self,
+        slot: u64,
+        pos: &Position,
+        w: u8,
+        moves: &mut MoveList,
+        kids: &mut Vec<u64>,
+    ) -> Result<u16, GenError> {
+        moves.clear();
+        pos.legal_moves_into(moves);
+        // A conversion code from the generator: 3 when a capture or promotion wins.
+        let conversion = self
+            .leaves
+            .conversions
+            .filter(|_| self.move_rule == MoveRule::None || !self.leaves.cursed_subtables)
+            .map(|c| super::state::packed_conversion(c, slot as usize));
+        if w == W_WIN {
+            let mut best = WIN_OPEN;
+            if conversion == Some(3) {
+                return Ok(1);
+            }
+            for m in moves.iter() {
+                let zeroing = m.capture.is_some() || m.role == Role::Pawn;
+                if !zeroing {
+                    continue;
+                }
+                let converts = m.capture.is_some() || m.promotion;
+                if converts && conversion.is_some() {
+                    // the generator found no winning conversion
+                    continue;
+                }
+                match self.leaf_category(pos, m)? {
+                    Category::Loss => return Ok(1),
+                    Category::BlessedLoss => best = best.min(CURSED_LEAF),
+                    _ => {}
+                }
+            }
+            return Ok(best);
+        }
+        // a loss: count the distinct children of moves that do not zero
+        kids.clear();
+        let mut zeroing = 0u16;
+        for m in moves.iter() {
+            if m.capture.is_some() || m.role == Role::Pawn {
+                zeroing = zeroing.max(1);
+                let cursed_possible = self.move_rule != MoveRule::None
+                    && if m.capture.is_some() || m.promotion {
+                        self.leaves.cursed_subtables
+                    } else {
+                        self.own.is_some()
+                    };
+                if cursed_possible && self.leaf_category(pos, m)? == Category::CursedWin {
+                    zeroing = CURSED_LEAF;
+                }
+                continue;
+            }
+            let child = pos.play_unchecked(m);
+            match self.g.slot_of(&child) {
+                Some(k) => kids.push(k),
+                None => {
+                    return Err(GenError::Inconsistent(format!(
+                        "DTZ: no index for {}",
+                        Fen::from_position(&child)
+                    )));
+                }
+            }
+        }
+        kids.sort_unstable();
+        kids.dedup();
+        if kids.is_empty() {
+            if zeroing == 0 {
+                return Err(GenError::Inconsistent(format!(
+                    "DTZ: {} is lost, has moves and none of them",
+                    Fen::from_position(pos)
+                )));
+            }
+            return Ok(zeroing);
+        }
+        if kids.len() > usize::from(COUNT) {
+            return Err(GenError::Inconsistent("DTZ: too many replies".into()));
+        }
+        let blessed = if zeroing == CURSED_LEAF { BLESSED } else { 0 };
+        Ok(LOSS_OPEN | blessed | kids.len() as u16)
+    }
+
+    /// Spreads the value of a slot decided at `d` to its predecessors.
+    fn spread(&self, slot: u64, d: u32, st: &[AtomicU16], preds: &mut Vec<u64>) {
+        let g = self.g;
+        let (turn, i) = g.index.split_slot(slot);
+        let pos = g.used_position_at(slot);
+        preds.clear();
+        if let Err(prev) = g.quiet_predecessors(&pos, i, preds, false) {
+            return g.fail(GenError::Inconsistent(format!(
+                "DTZ: no index for predecessor {} of {}",
+                Fen::from_position(&prev),
+                Fen::from_position(&pos)
+            )));
+        }
+        let _ = turn;
+        preds.sort_unstable();
+        preds.dedup();
+        let next = d + 1;
+        if next > MAX_DTZ {
+            return g.fail(GenError::TooLong(g.index.material()));
+        }
+        let lost = wdl_at(self.wdl, slot) != W_WIN;
+        for &p in preds.iter() {
+            let wp = wdl_at(self.wdl, p);
+            let cell = &st[p as usize];
+            if lost {
+                if wp != W_WIN {
+                    return g.fail(GenError::Inconsistent(format!(
+                        "DTZ: {} moves into a loss but does not win",
+                        Fen::from_position(&g.used_position_at(p))
+                    )));
+                }
+                if cell.fetch_min(next as u16, Ordering::Relaxed) > next as u16 {
+                    self.max.fetch_max(next, Ordering::Relaxed);
+                }
+            } else if wp == W_LOSS {
+                let old = cell.fetch_sub(1, Ordering::Relaxed);
+                if old < LOSS_OPEN || old & COUNT == 0 {
+                    return g.fail(GenError::Inconsistent(format!(
+                        "DTZ: the replies of {} were counted wrong",
+                        Fen::from_position(&g.used_position_at(p))
+                    )));
+                }
+                if old & COUNT == 1 {
+                    let v = if old & BLESSED != 0 {
+                        next.max(u32::from(CURSED_LEAF))
+                    } else {
+                        next
+                    };
+                    cell.store(v as u16, Ordering::Relaxed);
+                    self.max.fetch_max(v, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+/// The figures of a DTZ table.
+fn count(g: &Generator<'_>, wdl: &[u8], plies: &[u16], move_rule: MoveRule) -> DtzStats {
+    let n = g.size();
+    let limit = move_rule.plies().unwrap_or(u32::MAX);
+    let side = |turn: Color| {
+        let lo = turn.index() as u64 * n;
+        let (lw, ll, cw, bl, lws) = (lo..lo + n)
+            .into_par_iter()
+            .fold(
+                || (0u32, 0u32, 0u64, 0u64, None::<u64>),
+                |(mut lw, mut ll, mut cw, mut bl, mut lws), s| {
+                    let p = plies[s as usize];
+                    if p != UNUSED {
+                        let p = u32::from(p);
+                        if wdl_at(wdl, s) == W_WIN {
+                            if p > lw || (p == lw && lws.is_none_or(|x| s < x)) {
+                                lw = p;
+                                lws = Some(s);
+                            }
+                            cw += u64::from(p > limit);
+                        } else {
+                            ll = ll.max(p);
+                            bl += u64::from(p > limit);
+                        }
+                    }
+                    (lw, ll, cw, bl, lws)
+                },
+            )
+            .reduce(
+                || (0, 0, 0, 0, None),
+                |a, b| {
+                    let (lw, lws) = if b.0 > a.0 || (b.0 == a.0 && lt(b.4, a.4)) {
+                        (b.0, b.4)
+                    } else {
+                        (a.0, a.4)
+                    };
+                    (lw, a.1.max(b.1), a.2 + b.2, a.3 + b.3, lws)
+                },
+            );
+        DtzSideStats {
+            longest_win: lw,
+            longest_loss: ll,
+            cursed_wins: cw,
+            blessed_losses: bl,
+            longest_win_fen: lws.map(|s| Fen::from_position(&g.used_position_at(s)).to_string()),
+        }
+    };
+    DtzStats {
+        move_rule: move_rule.as_str().to_string(),
+        white: side(Color::White),
+        black: side(Color::Black),
+    }
+}
+
+/// Whether slot `a` comes before slot `b` (a missing slot last).
+fn lt(a: Option<u64>, b: Option<u64>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a < b,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
