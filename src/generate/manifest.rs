@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::probe::{DTM_EXT, WDL_EXT};
+use crate::probe::{DTM_EXT, DTZ_EXT, WDL_EXT};
 
 /// The name of the manifest file in a table folder.
 pub const MANIFEST: &str = "MANIFEST";
@@ -28,7 +28,7 @@ pub fn table_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
         let entry = entry?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        let is_table = [WDL_EXT, DTM_EXT]
+        let is_table = [WDL_EXT, DTM_EXT, DTZ_EXT]
             .iter()
             .any(|ext| name.strip_suffix(ext).is_some_and(|s| s.ends_with('.')));
         if is_table && !name.starts_with('.') && entry.file_type()?.is_file() {

@@ -126,7 +126,7 @@ fn link_stable_name(name: &str, dir: &Path) {
 
 /// The directory of the 4-man tables of `rules`, generated on first use.
 pub fn tables_for(rules: RuleSet) -> &'static Path {
-    static DIRS: [OnceLock<PathBuf>; 4] = [const { OnceLock::new() }; 4];
+    static DIRS: [OnceLock<PathBuf>; 8] = [const { OnceLock::new() }; 8];
     DIRS[usize::from(rules.code())].get_or_init(|| {
         let dir = key_dir().join(rules.slug());
         generate_into(

@@ -1,0 +1,354 @@
+//! DTZ against a naive solver of its own, the DTZ figures against a scan of the files,
+//! and the move rule's files against those without it.
+//!
+//! The naive solver knows nothing of the generator: it walks the positions of KBvKP
+//! (White shah and alfil, Black shah and pawn) with the forward move generator only, a
+//! leading-pawn square at a time (a pawn move leads to a square already solved), and
+//! repeats a Bellman step over every position of the square until nothing changes. The
+//! leaves it needs from elsewhere are the rules (a capture bares a side here) and, for a
+//! promotion, the category of the KBvKQ position, read from that table.
+
+#[path = "support/tables.rs"]
+mod support_tables;
+
+use rayon::prelude::*;
+use shatranj_tb::generate::files::generate_into;
+use shatranj_tb::generate::{NoProgress, dtz::DtzStats};
+use shatranj_tb::probe::Tablebase;
+use shatranj_tb::{
+    Board, Category, Color, Dtz, Material, MoveRule, Piece, Position, Role, RuleSet, Square,
+    Value, Wdl,
+};
+
+/// A naive value: `None` undecided, else (win, plies) or a draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Naive {
+    Open,
+    Win(u32),
+    Loss(u32),
+    Draw,
+}
+
+/// The slot of a KBvKP position with its pawn fixed: White shah, alfil, Black shah, turn.
+fn key(wk: Square, wa: Square, bk: Square, turn: Color) -> usize {
+    ((wk.index() * 64 + wa.index()) * 64 + bk.index()) * 2 + turn.index()
+}
+
+fn position(wk: Square, wa: Square, bk: Square, bp: Square, turn: Color) -> Option<Position> {
+    let squares = [wk, wa, bk, bp];
+    for (i, a) in squares.iter().enumerate() {
+        if squares[i + 1..].contains(a) {
+            return None;
+        }
+    }
+    let mut b = Board::empty();
+    let put = |b: &mut Board, sq, color, role| b.set_piece_at(sq, Piece { color, role });
+    put(&mut b, wk, Color::White, Role::Shah);
+    put(&mut b, wa, Color::White, Role::Alfil);
+    put(&mut b, bk, Color::Black, Role::Shah);
+    put(&mut b, bp, Color::Black, Role::Pawn);
+    Position::from_board(b, turn).ok()
+}
+
+/// The category of a position outside KBvKP after a capture or a promotion, for the side
+/// to move there.
+fn leaf_category(tb: &Tablebase, rules: RuleSet, child: &Position) -> Category {
+    if let Some(v) = Value::of_decided(child, rules) {
+        return match v.wdl() {
+            Wdl::Win => Category::Win,
+            Wdl::Draw => Category::Draw,
+            Wdl::Loss => Category::Loss,
+        };
+    }
+    tb.dtz(child).expect("the KBvKQ table").category
+}
+
+/// Solves every KBvKP position with the pawn on `bp`, given the squares solved before
+/// (`solved[sq]` for pawn squares nearer promotion).
+fn solve_square(
+    tb: &Tablebase,
+    rules: RuleSet,
+    bp: Square,
+    solved: &[Option<Vec<Naive>>],
+) -> Vec<Naive> {
+    let n = 64 * 64 * 64 * 2;
+    let positions: Vec<Option<Position>> = (0..n)
+        .into_par_iter()
+        .map(|k| {
+            let turn = if k % 2 == 0 { Color::White } else { Color::Black };
+            let bk = Square::new(((k / 2) % 64) as u32);
+            let wa = Square::new(((k / 128) % 64) as u32);
+            let wk = Square::new((k / 8192) as u32);
+            position(wk, wa, bk, bp, turn)
+        })
+        .collect();
+    let category_of = |v: Naive| match v {
+        Naive::Win(_) => Category::Win,
+        Naive::Loss(_) => Category::Loss,
+        Naive::Draw => Category::Draw,
+        Naive::Open => unreachable!("a solved square has no open position"),
+    };
+    // Each move of each position: `Err(category)` for a zeroing move, `Ok(key)` for one
+    // that stays on this pawn square.
+    let moves: Vec<Vec<Result<usize, Category>>> = positions
+        .par_iter()
+        .map(|p| {
+            let Some(p) = p else { return Vec::new() };
+            p.legal_moves()
+                .iter()
+                .map(|m| {
+                    let c = p.play_unchecked(m);
+                    if m.capture.is_some() || m.promotion {
+                        Err(leaf_category(tb, rules, &c))
+                    } else if m.role == Role::Pawn {
+                        let b = c.board();
+                        let k = key(
+                            b.shah_of(Color::White).unwrap(),
+                            b.by_role(Role::Alfil).first().unwrap(),
+                            b.shah_of(Color::Black).unwrap(),
+                            c.turn(),
+                        );
+                        let sq = b.by_role(Role::Pawn).first().unwrap();
+                        let done = solved[sq.index()].as_ref().expect("solved before");
+                        Err(category_of(done[k]))
+                    } else {
+                        let b = c.board();
+                        Ok(key(
+                            b.shah_of(Color::White).unwrap(),
+                            b.by_role(Role::Alfil).first().unwrap(),
+                            b.shah_of(Color::Black).unwrap(),
+                            c.turn(),
+                        ))
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut values: Vec<Naive> = positions
+        .iter()
+        .zip(&moves)
+        .map(|(p, ms)| match p {
+            None => Naive::Draw,
+            Some(p) if ms.is_empty() => match Value::of_ended(p, rules) {
+                Some(Value::Loss(_)) => Naive::Loss(0),
+                Some(Value::Win(_)) => Naive::Win(0),
+                _ => Naive::Draw,
+            },
+            Some(_) => Naive::Open,
+        })
+        .collect();
+    // A Bellman step: every open position from the values of the step before.
+    for step in 1u32.. {
+        let next: Vec<Option<Naive>> = (0..n)
+            .into_par_iter()
+            .map(|k| {
+                if values[k] != Naive::Open {
+                    return None;
+                }
+                let mut all_lose = true;
+                let mut longest = 0;
+                for m in &moves[k] {
+                    let (wins, loses) = match *m {
+                        Err(Category::Loss) => (Some(1), None),
+                        Err(Category::Win) => (None, Some(1)),
+                        Err(_) => (None, None),
+                        Ok(c) => match values[c] {
+                            Naive::Loss(d) => (Some(d + 1), None),
+                            Naive::Win(d) => (None, Some(d + 1)),
+                            _ => (None, None),
+                        },
+                    };
+                    if let Some(w) = wins {
+                        if w == step {
+                            return Some(Naive::Win(w));
+                        }
+                    }
+                    match loses {
+                        Some(l) => longest = longest.max(l),
+                        None => all_lose = false,
+                    }
+                }
+                (all_lose && longest == step).then_some(Naive::Loss(step))
+            })
+            .collect();
+        let mut changed = false;
+        for (v, x) in values.iter_mut().zip(next) {
+            if let Some(x) = x {
+                *v = x;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for v in &mut values {
+        if *v == Naive::Open {
+            *v = Naive::Draw;
+        }
+    }
+    values
+}
+
+/// Solves KBvKP naively and compares every position with `tb`'s DTZ; returns the longest
+/// win and loss with each side to move.
+fn compare_kbvkp(tb: &Tablebase, rules: RuleSet) -> [(u32, u32); 2] {
+    let mut solved: Vec<Option<Vec<Naive>>> = vec![None; 64];
+    let mut longest = [(0, 0); 2];
+    let mut compared = 0u64;
+    // the Black pawn walks down: rank 2 first (its moves promote)
+    for rank in 1..7 {
+        for file in 0..8 {
+            let bp = Square::from_coords(file, rank);
+            let values = solve_square(tb, rules, bp, &solved);
+            for (k, v) in values.iter().enumerate() {
+                let turn = if k % 2 == 0 { Color::White } else { Color::Black };
+                let bk = Square::new(((k / 2) % 64) as u32);
+                let wa = Square::new(((k / 128) % 64) as u32);
+                let wk = Square::new((k / 8192) as u32);
+                let Some(pos) = position(wk, wa, bk, bp, turn) else {
+                    continue;
+                };
+                let got = tb.dtz(&pos).expect("a KBvKP DTZ");
+                let want = match *v {
+                    Naive::Win(d) => Dtz::from_plies(Wdl::Win, d, rules.move_rule),
+                    Naive::Loss(d) => Dtz::from_plies(Wdl::Loss, d, rules.move_rule),
+                    Naive::Draw => Dtz::from_plies(Wdl::Draw, 0, rules.move_rule),
+                    Naive::Open => unreachable!(),
+                };
+                assert_eq!(got, want, "{} under {rules}", pos.fen());
+                let side = &mut longest[turn.index()];
+                match *v {
+                    Naive::Win(d) => side.0 = side.0.max(d),
+                    Naive::Loss(d) => side.1 = side.1.max(d),
+                    _ => {}
+                }
+                compared += 1;
+            }
+            solved[bp.index()] = Some(values);
+        }
+    }
+    assert!(compared > 15_000_000, "{compared} positions compared");
+    longest
+}
+
+fn kbvkp() -> Material {
+    "KBvKP".parse().unwrap()
+}
+
+#[test]
+fn dtz_of_every_kbvkp_position_is_the_naive_solvers() {
+    let tb = Tablebase::open(support_tables::default_tables(), RuleSet::default()).unwrap();
+    let longest = compare_kbvkp(&tb, RuleSet::default());
+    // and the figures in the file are those the naive solver found
+    let stats = tb.dtz_stats(kbvkp()).unwrap();
+    assert_eq!(
+        (stats.white.longest_win, stats.white.longest_loss),
+        longest[0]
+    );
+    assert_eq!(
+        (stats.black.longest_win, stats.black.longest_loss),
+        longest[1]
+    );
+    assert!(longest[0].0 > 10, "{longest:?}");
+}
+
+/// Under the 70-move rule (no win of KBvKP needs more than 140 plies between zeroing
+/// moves) the values are those without it (which the naive solver checks), every one of
+/// them a plain win, draw or loss.
+#[test]
+fn dtz_of_kbvkp_under_the_move_rule_is_the_same() {
+    let rules = RuleSet::default().with_move_rule(MoveRule::Seventy);
+    let dir = tempfile::tempdir().unwrap();
+    generate_into(dir.path(), &[kbvkp()], rules, &NoProgress, |_| {}).unwrap();
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    let plain = Tablebase::open(support_tables::default_tables(), RuleSet::default()).unwrap();
+    let index = shatranj_tb::index::TableIndex::new(kbvkp());
+    let compared: u64 = (0..index.size())
+        .into_par_iter()
+        .map(|i| {
+            let Some(board) = index.decode(i) else { return 0 };
+            let mut n = 0;
+            for turn in [Color::White, Color::Black] {
+                if let Ok(pos) = Position::from_board(board, turn) {
+                    assert_eq!(tb.dtz(&pos).unwrap(), plain.dtz(&pos).unwrap(), "{}", pos.fen());
+                    n += 1;
+                }
+            }
+            n
+        })
+        .sum();
+    assert!(compared > 15_000_000, "{compared}");
+    let stats: DtzStats = tb.dtz_stats(kbvkp()).unwrap();
+    assert_eq!(stats.move_rule, "70");
+    assert!(!stats.has_cursed());
+    // the WDL and DTM files are those of the rules without the move rule, byte for byte
+    let four = support_tables::default_tables();
+    for ext in ["tbw", "tbd"] {
+        let name = format!("KBvKP.counter-loss.{ext}");
+        assert_eq!(
+            std::fs::read(dir.path().join(&name)).unwrap(),
+            std::fs::read(four.join(&name)).unwrap(),
+            "{name}"
+        );
+    }
+    assert!(dir.path().join("KBvKP.counter-loss-70.tbz").is_file());
+}
+
+/// The longest DTZ of each side of every 4-man table, as its file's figures say, against
+/// a scan of every position's DTZ through the probe.
+#[test]
+fn longest_dtz_figures_agree_with_a_scan_of_every_4_man_table() {
+    let tb = Tablebase::open(support_tables::default_tables(), RuleSet::default()).unwrap();
+    let materials = tb.materials();
+    assert!(materials.len() >= 15, "{} tables", materials.len());
+    materials.par_iter().for_each(|&m| {
+        let stats = tb.dtz_stats(m).unwrap();
+        let index = shatranj_tb::index::TableIndex::new(m);
+        for turn in [Color::White, Color::Black] {
+            let (lw, ll) = (0..index.size())
+                .into_par_iter()
+                .filter_map(|i| {
+                    let board = index.decode(i)?;
+                    let pos = Position::from_board(board, turn).ok()?;
+                    (index.encode(&board) == Some(i)).then_some(pos)
+                })
+                .map(|pos| {
+                    let d = tb.dtz(&pos).unwrap();
+                    match d.category.wdl() {
+                        Wdl::Win => (d.plies, 0),
+                        Wdl::Loss => (0, d.plies),
+                        Wdl::Draw => (0, 0),
+                    }
+                })
+                .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+            let s = stats.side(turn);
+            assert_eq!((s.longest_win, s.longest_loss), (lw, ll), "{m} {turn:?}");
+            assert_eq!(s.cursed_wins + s.blessed_losses, 0, "{m}");
+        }
+    });
+}
+
+/// A DTZ is never longer than the DTM of the same position: the end of the game is a
+/// place the count stops too, and a zeroing move can only come sooner.
+#[test]
+fn dtz_is_at_most_dtm() {
+    let tb = Tablebase::open(support_tables::default_tables(), RuleSet::default()).unwrap();
+    for m in ["KQvKQ", "KRvKP", "KNvKB"] {
+        let m = m.parse::<Material>().unwrap().normalized();
+        let index = shatranj_tb::index::TableIndex::new(m);
+        let bad = (0..index.size() / 7)
+            .into_par_iter()
+            .map(|i| 7 * i)
+            .filter_map(|i| {
+                let board = index.decode(i)?;
+                let pos = Position::from_board(board, Color::White).ok()?;
+                let d = tb.dtz(&pos).unwrap();
+                let v = tb.value(&pos).unwrap();
+                (d.category.wdl() != v.wdl() || v.dtm().is_some_and(|dtm| d.plies > dtm))
+                    .then(|| pos.fen())
+            })
+            .collect::<Vec<_>>();
+        assert!(bad.is_empty(), "{m}: {:?}", &bad[..bad.len().min(5)]);
+    }
+}
