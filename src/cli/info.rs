@@ -39,6 +39,12 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
                     "dtm_bytes": t.dtm_bytes,
                     "white": side_json(&t.white),
                     "black": side_json(&t.black),
+                    "dtz_bytes": t.dtz_bytes,
+                    "dtz": t.dtz.as_ref().map(|d| json!({
+                        "move_rule": d.move_rule,
+                        "white": dtz_side_json(&d.white),
+                        "black": dtz_side_json(&d.black),
+                    })),
                 })
             })
             .collect();
@@ -79,6 +85,32 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
                 longest(&s.longest_loss)
             );
         }
+        match (&t.dtz, t.dtz_bytes) {
+            (Some(d), Some(bytes)) => {
+                println!(
+                    "  DTZ (move rule {}): {bytes} bytes ({:.4} bytes per position)",
+                    d.move_rule,
+                    bytes as f64 / positions.max(1) as f64
+                );
+                for (side, s) in [("White", &d.white), ("Black", &d.black)] {
+                    println!(
+                        "  {side} to move: longest DTZ of a win {} plies, of a loss {} plies; {} cursed wins, {} blessed losses",
+                        s.longest_win, s.longest_loss, s.cursed_wins, s.blessed_losses
+                    );
+                }
+            }
+            _ => println!("  DTZ: no DTZ file for {} (generate the table again to make one)", t.rules),
+        }
     }
     Ok(())
+}
+
+/// The JSON of one side's DTZ figures.
+fn dtz_side_json(s: &shatranj_tb::generate::dtz::DtzSideStats) -> serde_json::Value {
+    json!({
+        "longest_win": s.longest_win,
+        "longest_loss": s.longest_loss,
+        "cursed_wins": s.cursed_wins,
+        "blessed_losses": s.blessed_losses,
+    })
 }
