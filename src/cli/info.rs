@@ -99,7 +99,10 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
                     );
                 }
             }
-            _ => println!("  DTZ: no DTZ file for {} (generate the table again to make one)", t.rules),
+            _ => println!(
+                "  DTZ: no DTZ file for {} (generate the table again to make one)",
+                t.rules
+            ),
         }
     }
     Ok(())

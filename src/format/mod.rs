@@ -329,10 +329,10 @@ mod tests {
 
     #[test]
     fn metric_byte_round_trips() {
-        for m in [Metric::Wdl, Metric::Dtm] {
+        for m in [Metric::Wdl, Metric::Dtm, Metric::Dtz] {
             assert_eq!(Metric::from_u8(m.to_u8()), Some(m));
         }
-        assert_eq!(Metric::from_u8(2), None);
+        assert_eq!(Metric::from_u8(3), None);
     }
 
     #[test]

@@ -25,7 +25,7 @@
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
 //! two bits a slot.
 
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -159,10 +159,33 @@ pub struct DtzTable {
     /// Plies of every decided slot (White to move, then Black to move); [`UNUSED`] for a
     /// draw or an unused slot.
     pub plies: Vec<u16>,
+    /// One bit a slot: a win in 1 ply by a zeroing move (a capture, a promotion or a pawn
+    /// move into a loss), which a reader finds by looking at those moves: the file leaves
+    /// them out (see [`DtzTable::file_values`]).
+    pub zeroing_wins: Vec<u64>,
     pub stats: DtzStats,
     /// Rounds of the retrograde (more than one only for a pawn table with cursed values).
     pub rounds: u32,
     pub seconds: f64,
+}
+
+impl DtzTable {
+    /// The values of the DTZ file: the plies, with draws, unused slots and wins by a
+    /// zeroing move left free ([`UNUSED`]), for the writer to fill as compresses best.
+    #[must_use]
+    pub fn file_values(&self) -> Vec<u16> {
+        self.plies
+            .par_iter()
+            .enumerate()
+            .map(|(s, &p)| {
+                if self.zeroing_wins[s / 64] >> (s % 64) & 1 != 0 {
+                    UNUSED
+                } else {
+                    p
+                }
+            })
+            .collect()
+    }
 }
 
 /// How the leaves of captures and promotions are valued.
@@ -190,9 +213,14 @@ pub fn generate_dtz(
     let has_pawns = material.has_pawns();
     let mut own: Option<Vec<u16>> = None;
     let mut rounds = 0;
+    let mut zeroing_wins: Vec<AtomicU64>;
     let plies = loop {
         rounds += 1;
+        zeroing_wins = (0..(2 * g.size()).div_ceil(64))
+            .map(|_| AtomicU64::new(0))
+            .collect();
         let run = Run {
+            zeroing_wins: &zeroing_wins,
             g: &g,
             wdl,
             leaves,
@@ -220,10 +248,15 @@ pub fn generate_dtz(
         own = Some(plies);
     };
     let stats = count(&g, wdl, &plies, rules.move_rule);
+    let zeroing_wins = zeroing_wins
+        .into_iter()
+        .map(AtomicU64::into_inner)
+        .collect();
     Ok(DtzTable {
         material,
         rules,
         plies,
+        zeroing_wins,
         stats,
         rounds,
         seconds: start.elapsed().as_secs_f64(),
@@ -245,6 +278,8 @@ struct Run<'g, 'a> {
     own: Option<&'g [u16]>,
     move_rule: MoveRule,
     max: AtomicU32,
+    /// The slots that win in 1 ply by a zeroing move (see [`DtzTable::zeroing_wins`]).
+    zeroing_wins: &'g [AtomicU64],
 }
 
 impl Run<'_, '_> {
@@ -283,6 +318,12 @@ impl Run<'_, '_> {
                     };
                     match self.seed(slot, &pos, w, moves, kids) {
                         Ok(v) => {
+                            // a win's seed of 1 is a zeroing move (a mate in 1 is found
+                            // by the passes, not the seed)
+                            if w == W_WIN && v == 1 {
+                                self.zeroing_wins[(slot / 64) as usize]
+                                    .fetch_or(1 << (slot % 64), Ordering::Relaxed);
+                            }
                             if v < LOSS_OPEN {
                                 max = max.max(u32::from(v));
                             }
@@ -311,9 +352,11 @@ impl Run<'_, '_> {
                     if g.failed() {
                         return;
                     }
+                    let mut decoder = None;
                     for slot in lo..hi {
                         if st[slot as usize].load(Ordering::Relaxed) == n {
-                            self.spread(slot, d, &st, preds);
+                            let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
+                            self.spread(slot, d, &st, preds, decoder);
                         }
                     }
                 });
@@ -404,14 +447,47 @@ impl Run<'_, '_> {
         moves: &mut MoveList,
         kids: &mut Vec<u64>,
     ) -> Result<u16, GenError> {
-        moves.clear();
-        pos.legal_moves_into(moves);
         // A conversion code from the generator: 3 when a capture or promotion wins.
         let conversion = self
             .leaves
             .conversions
             .filter(|_| self.move_rule == MoveRule::None || !self.leaves.cursed_subtables)
             .map(|c| super::state::packed_conversion(c, slot as usize));
+        // Without pawns to move, the conversions say all there is about the leaves.
+        let pawns = pos.board().by_piece(crate::role::Piece {
+            color: pos.turn(),
+            role: Role::Pawn,
+        });
+        if let (Some(conversion), false) = (conversion, pawns.any()) {
+            if w == W_WIN {
+                return Ok(if conversion == 3 { 1 } else { WIN_OPEN });
+            }
+            if !self
+                .g
+                .index
+                .successors_may_coincide(pos.board(), pos.turn())
+            {
+                let quiet = pos.count_quiet_moves();
+                if quiet == 0 {
+                    if conversion == 0 {
+                        return Err(GenError::Inconsistent(format!(
+                            "DTZ: {} is lost, has moves and none of them",
+                            Fen::from_position(pos)
+                        )));
+                    }
+                    return Ok(1);
+                }
+                if quiet > u64::from(COUNT) {
+                    return Err(GenError::Inconsistent("DTZ: too many replies".into()));
+                }
+                return Ok(LOSS_OPEN | quiet as u16);
+            }
+        }
+        if w == W_WIN && conversion == Some(3) {
+            return Ok(1);
+        }
+        moves.clear();
+        pos.legal_moves_into(moves);
         if w == W_WIN {
             let mut best = WIN_OPEN;
             if conversion == Some(3) {
@@ -482,10 +558,22 @@ impl Run<'_, '_> {
     }
 
     /// Spreads the value of a slot decided at `d` to its predecessors.
-    fn spread(&self, slot: u64, d: u32, st: &[AtomicU16], preds: &mut Vec<u64>) {
+    fn spread(
+        &self,
+        slot: u64,
+        d: u32,
+        st: &[AtomicU16],
+        preds: &mut Vec<u64>,
+        decoder: &mut Decoder,
+    ) {
         let g = self.g;
         let (turn, i) = g.index.split_slot(slot);
-        let pos = g.used_position_at(slot);
+        let Some(board) = decoder.decode(&g.index, i) else {
+            return g.fail(GenError::Inconsistent(format!(
+                "DTZ: slot {slot} holds a value but names no position"
+            )));
+        };
+        let pos = Position::from_board_unchecked(board, turn);
         preds.clear();
         if let Err(prev) = g.quiet_predecessors(&pos, i, preds, false) {
             return g.fail(GenError::Inconsistent(format!(
@@ -494,9 +582,10 @@ impl Run<'_, '_> {
                 Fen::from_position(&pos)
             )));
         }
-        let _ = turn;
-        preds.sort_unstable();
-        preds.dedup();
+        if g.index.successors_may_coincide(pos.board(), !pos.turn()) {
+            preds.sort_unstable();
+            preds.dedup();
+        }
         let next = d + 1;
         if next > MAX_DTZ {
             return g.fail(GenError::TooLong(g.index.material()));

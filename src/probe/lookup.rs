@@ -141,6 +141,10 @@ impl Tablebase {
         if wdl == Wdl::Draw {
             return Ok(Dtz::from_plies(Wdl::Draw, 0, move_rule));
         }
+        // A win by a zeroing move is 1 ply, found here, not stored (the file leaves it).
+        if wdl == Wdl::Win && self.wins_by_zeroing(pos)? {
+            return Ok(Dtz::from_plies(Wdl::Win, 1, move_rule));
+        }
         let plies = file.get(s)?;
         if plies == crate::format::UNUSED {
             return Err(ProbeError::Corrupt {
@@ -149,6 +153,40 @@ impl Tablebase {
             });
         }
         Ok(Dtz::from_plies(wdl, u32::from(plies), move_rule))
+    }
+
+    /// Whether a zeroing move (a capture or a pawn move) of `pos` leads into a loss (under
+    /// the move rule: a loss it does not bless) for the opponent.
+    fn wins_by_zeroing(&self, pos: &Position) -> Result<bool, ProbeError> {
+        let mut found = false;
+        let mut error = None;
+        pos.for_each_legal_move(|m| {
+            if m.capture.is_none() && m.role != crate::role::Role::Pawn {
+                return true;
+            }
+            let child = pos.play_unchecked(&m);
+            let lost = if self.rules.move_rule == crate::rules::MoveRule::None {
+                self.wdl_below(&child, Wdl::Draw).map(|w| w == Wdl::Loss)
+            } else {
+                self.dtz(&child)
+                    .map(|d| d.category == crate::value::Category::Loss)
+            };
+            match lost {
+                Ok(true) => {
+                    found = true;
+                    false
+                }
+                Ok(false) => true,
+                Err(e) => {
+                    error = Some(e);
+                    false
+                }
+            }
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
     }
 
     /// Win, draw or loss for the side to move, from the (smaller) WDL file.
