@@ -269,6 +269,31 @@ fn cursed(p: u16) -> bool {
     p != UNUSED && p >= CURSED_LEAF
 }
 
+/// Per chunk of [`CHUNK`] slots, which distances below 255 some slot of it was given
+/// (bit `d`), and whether one of 255 or more was (bit 255): a pass of distance `d` reads
+/// only the chunks marked for it, so a table with long distances does not read its whole
+/// state once a ply. A value is only ever given at a distance above the pass under way, so
+/// the marks need no clearing (a win lowered later leaves a mark that costs one read).
+#[derive(Default)]
+struct Marks([AtomicU64; 4]);
+
+impl Marks {
+    fn has(&self, d: u32) -> bool {
+        let b = d.min(255);
+        self.0[(b / 64) as usize].load(Ordering::Relaxed) >> (b % 64) & 1 != 0
+    }
+}
+
+#[inline]
+fn mark(marks: &[Marks], slot: u64, d: u32) {
+    let b = d.min(255);
+    let word = &marks[(slot / CHUNK) as usize].0[(b / 64) as usize];
+    let bit = 1u64 << (b % 64);
+    if word.load(Ordering::Relaxed) & bit == 0 {
+        word.fetch_or(bit, Ordering::Relaxed);
+    }
+}
+
 /// One round of the retrograde.
 struct Run<'g, 'a> {
     g: &'g Generator<'a>,
@@ -288,6 +313,9 @@ impl Run<'_, '_> {
         let total = 2 * g.size();
         let material = g.index.material();
         let st: Vec<AtomicU16> = (0..total).map(|_| AtomicU16::new(NONE)).collect();
+        let marks: Vec<Marks> = (0..total.div_ceil(CHUNK))
+            .map(|_| Marks::default())
+            .collect();
         g.progress.begin(&format!("{material} DTZ seed"), total);
         (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
             || (MoveList::new(), Vec::with_capacity(64)),
@@ -306,6 +334,7 @@ impl Run<'_, '_> {
                     }
                     if w == W_MATED {
                         st[slot as usize].store(0, Ordering::Relaxed);
+                        mark(&marks, slot, 0);
                         continue;
                     }
                     let (turn, i) = g.index.split_slot(slot);
@@ -328,6 +357,9 @@ impl Run<'_, '_> {
                                 max = max.max(u32::from(v));
                             }
                             st[slot as usize].store(v, Ordering::Relaxed);
+                            if v < LOSS_OPEN {
+                                mark(&marks, slot, u32::from(v));
+                            }
                         }
                         Err(e) => {
                             g.fail(e);
@@ -349,14 +381,14 @@ impl Run<'_, '_> {
                 .for_each_init(Vec::new, |preds, chunk| {
                     let lo = chunk * CHUNK;
                     let hi = (lo + CHUNK).min(total);
-                    if g.failed() {
+                    if g.failed() || !marks[chunk as usize].has(d) {
                         return;
                     }
                     let mut decoder = None;
                     for slot in lo..hi {
                         if st[slot as usize].load(Ordering::Relaxed) == n {
                             let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
-                            self.spread(slot, d, &st, preds, decoder);
+                            self.spread(slot, d, &st, &marks, preds, decoder);
                         }
                     }
                 });
@@ -563,6 +595,7 @@ impl Run<'_, '_> {
         slot: u64,
         d: u32,
         st: &[AtomicU16],
+        marks: &[Marks],
         preds: &mut Vec<u64>,
         decoder: &mut Decoder,
     ) {
@@ -602,6 +635,7 @@ impl Run<'_, '_> {
                     )));
                 }
                 if cell.fetch_min(next as u16, Ordering::Relaxed) > next as u16 {
+                    mark(marks, p, next);
                     self.max.fetch_max(next, Ordering::Relaxed);
                 }
             } else if wp == W_LOSS {
@@ -619,6 +653,7 @@ impl Run<'_, '_> {
                         next
                     };
                     cell.store(v as u16, Ordering::Relaxed);
+                    mark(marks, p, v);
                     self.max.fetch_max(v, Ordering::Relaxed);
                 }
             }
