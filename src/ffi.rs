@@ -645,7 +645,8 @@ pub unsafe extern "C" fn shatranj_tb_probe_root(
 /// finished game. `*category` is its `SHATRANJ_TB_CATEGORY_*`. Reads the WDL and DTZ
 /// files (`MATERIAL.RULES.tbz`); a table without a DTZ file for this move rule is
 /// `SHATRANJ_TB_ERR_MISSING_TABLE`. Positions the rules decide alone (a bare side) need
-/// no table. Returns `SHATRANJ_TB_OK` or a negative error code.
+/// no table. Thread-safe, as every call on a handle. Returns `SHATRANJ_TB_OK` or a
+/// negative error code.
 ///
 /// # Safety
 /// `tb` is NULL or a live handle; `pos` NULL or readable; `dtz` and `category` NULL or
@@ -687,12 +688,12 @@ pub unsafe extern "C" fn shatranj_tb_probe_dtz(
 /// `tb_probe_root` for an engine under the move rule), into `moves[0..*count]`: best
 /// first (quicker wins, every win before a cursed one, draws, then longer losses; moves
 /// of equal DTZ in the order of their UCI names), each flagged `optimal` if it keeps the
-/// position's DTZ (`shatranj_tb_probe_dtz`'s). A finished game has no moves (`*count` =
-/// 0). `SHATRANJ_TB_MAX_MOVES` entries are always enough. If
-/// `capacity` is too small, returns `SHATRANJ_TB_ERR_BUFFER_TOO_SMALL` with the count
-/// needed in `*count`; `moves` may be NULL when `capacity` is 0. Reads the DTZ files of
-/// the position's table and of the tables its captures lead to. Returns `SHATRANJ_TB_OK`
-/// or a negative error code.
+/// position's DTZ (`shatranj_tb_probe_dtz`'s). A finished game has no moves
+/// (`*count` = 0). `SHATRANJ_TB_MAX_MOVES` entries are always enough. If `capacity` is
+/// too small, returns `SHATRANJ_TB_ERR_BUFFER_TOO_SMALL` with the count needed in
+/// `*count`; `moves` may be NULL when `capacity` is 0. Reads the DTZ files of the
+/// position's table and of the tables its captures lead to. Thread-safe, as every call
+/// on a handle. Returns `SHATRANJ_TB_OK` or a negative error code.
 ///
 /// # Safety
 /// `tb` is NULL or a live handle; `pos` NULL or readable; `moves` NULL or writable for
