@@ -610,6 +610,15 @@ async fn al_suli_diamond_is_a_win_in_39() {
     assert_eq!((line.wdl(), line.dtm), (pb::Wdl::Win, Some(39)));
     assert_eq!(line.steps.len(), 39);
     assert_eq!(line.steps[0].uci, answer.best_move);
+    // DTZ along the line: the start's as the probe's, each step's the library's
+    assert_eq!((line.dtz, line.category()), (answer.dtz, pb::Category::Win));
+    let tb = Tablebase::open(default_tables().await, RuleSet::default()).unwrap();
+    for step in &line.steps {
+        let after = shatranj_tb::Position::from_fen(&step.fen).unwrap();
+        let want = tb.dtz(&after).unwrap();
+        assert_eq!(step.dtz, Some(want.signed() as i32), "{step:?}");
+        assert_ne!(step.category(), pb::Category::Unspecified, "{step:?}");
+    }
     let last = line.steps.last().unwrap();
     assert_ne!(last.end(), pb::EndReason::Unspecified, "{last:?}");
     assert_eq!((last.wdl(), last.dtm), (pb::Wdl::Loss, Some(0)));

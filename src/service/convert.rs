@@ -248,6 +248,10 @@ pub fn line_step(s: &LineStep) -> pb::LineStep {
         wdl: wdl(s.value.wdl()).into(),
         dtm: s.value.dtm(),
         end: end_reason(s.end).into(),
+        dtz: s.dtz.map(signed_dtz),
+        category: s
+            .dtz
+            .map_or(pb::Category::Unspecified, |d| category(d.category)) as i32,
     }
 }
 
@@ -261,6 +265,10 @@ pub fn line_response(start: &ProbeResult, steps: &[LineStep]) -> pb::LineRespons
         dtm: start.value.dtm(),
         end: end_reason(start.end).into(),
         steps: steps.iter().map(line_step).collect(),
+        dtz: start.dtz.map(signed_dtz),
+        category: start
+            .dtz
+            .map_or(pb::Category::Unspecified, |d| category(d.category)) as i32,
     }
 }
 

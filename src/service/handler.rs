@@ -595,7 +595,16 @@ impl pb::tablebase_server::Tablebase for TablebaseService {
             .blocking(move |tables| {
                 let pos = position(tables, &req.fen, &req.rules)?;
                 let start = tables.probe(&pos)?;
-                let steps = tables.line(&pos)?;
+                let mut steps = tables.line(&pos)?;
+                // the DTZ of the position after each step, where its table has a DTZ file
+                for step in &mut steps {
+                    let after = Position::from_fen(&step.fen).map_err(|e| {
+                        ServiceError::Internal(format!("a line step's FEN {}: {e}", step.fen))
+                    })?;
+                    if tables.has_dtz_for(&after) {
+                        step.dtz = Some(tables.dtz(&after)?);
+                    }
+                }
                 Ok(convert::line_response(&start, &steps))
             })
             .await?;
