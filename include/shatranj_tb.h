@@ -53,6 +53,24 @@
 // The side to move loses.
 #define SHATRANJ_TB_LOSS -1
 
+// A DTZ category (`shatranj_tb_probe_dtz`, `ShatranjTbDtzMove`): the side to move wins
+// within the move rule.
+#define SHATRANJ_TB_CATEGORY_WIN 2
+
+// A DTZ category: the side to move wins without the move rule, but the move rule saves
+// the other side (a draw under `move-rule=70`). Never under `move-rule=none`.
+#define SHATRANJ_TB_CATEGORY_CURSED_WIN 1
+
+// A DTZ category: a draw.
+#define SHATRANJ_TB_CATEGORY_DRAW 0
+
+// A DTZ category: the side to move loses without the move rule, but the move rule saves
+// it (a draw under `move-rule=70`). Never under `move-rule=none`.
+#define SHATRANJ_TB_CATEGORY_BLESSED_LOSS -1
+
+// A DTZ category: the side to move loses within the move rule.
+#define SHATRANJ_TB_CATEGORY_LOSS -2
+
 // `turn` of a position: White to move.
 #define SHATRANJ_TB_WHITE 0
 
@@ -102,6 +120,29 @@ typedef struct ShatranjTbMove {
   // Plies from the position before the move to the end of the game, -1 for a draw.
   int32_t dtm;
 } ShatranjTbMove;
+
+// One legal move and its DTZ, as `shatranj_tb_probe_root_dtz` fills them in.
+typedef struct ShatranjTbDtzMove {
+  // The square the man leaves (0 = a1 ... 63 = h8).
+  uint8_t from;
+  // The square it goes to.
+  uint8_t to;
+  // 1 if a pawn reaches the last rank and becomes a ferz, else 0.
+  uint8_t promotion;
+  // 1 if the move is a capture or a pawn move (it zeroes the move rule's count), else
+  // 0.
+  uint8_t zeroing;
+  // The moving side's DTZ category if it plays this move: a `SHATRANJ_TB_CATEGORY_*`.
+  int8_t category;
+  // 1 if the move keeps the position's DTZ (a DTZ-optimal move: what an engine playing
+  // under the move rule plays), else 0.
+  uint8_t optimal;
+  // The move's DTZ for the moving side, counted from the position before the move
+  // (so including this move; a zeroing move counts 1 ply, or 141 under
+  // `move-rule=70` when it leads to a cursed win or a blessed loss): positive for a
+  // win, negative for a loss, 0 for a draw.
+  int32_t dtz;
+} ShatranjTbDtzMove;
 
 #ifdef __cplusplus
 extern "C" {
@@ -205,6 +246,45 @@ int shatranj_tb_probe_root(const struct ShatranjTb *tb,
                            struct ShatranjTbMove *moves,
                            size_t capacity,
                            size_t *count);
+
+// The DTZ of a position given as bitboards, under the move rule of the handle's rule
+// set (`move-rule=none` unless `shatranj_tb_open` was given `move-rule=70`): `*dtz` the
+// plies to the next zeroing move (a capture or a pawn move) or the end of the game, the
+// winner hurrying to a zeroing move that keeps the win and the loser delaying it;
+// positive if the side to move wins, negative if it loses, 0 for a draw and for a
+// finished game. `*category` is its `SHATRANJ_TB_CATEGORY_*`. Reads the WDL and DTZ
+// files (`MATERIAL.RULES.tbz`); a table without a DTZ file for this move rule is
+// `SHATRANJ_TB_ERR_MISSING_TABLE`. Positions the rules decide alone (a bare side) need
+// no table. Thread-safe, as every call on a handle. Returns `SHATRANJ_TB_OK` or a
+// negative error code.
+//
+// # Safety
+// `tb` is NULL or a live handle; `pos` NULL or readable; `dtz` and `category` NULL or
+// writable.
+int shatranj_tb_probe_dtz(const struct ShatranjTb *tb,
+                          const struct ShatranjTbPosition *pos,
+                          int *dtz,
+                          int *category);
+
+// Every legal move of a position given as bitboards with its DTZ (as Fathom's
+// `tb_probe_root` for an engine under the move rule), into `moves[0..*count]`: best
+// first (quicker wins, every win before a cursed one, draws, then longer losses; moves
+// of equal DTZ in the order of their UCI names), each flagged `optimal` if it keeps the
+// position's DTZ (`shatranj_tb_probe_dtz`'s). A finished game has no moves
+// (`*count` = 0). `SHATRANJ_TB_MAX_MOVES` entries are always enough. If `capacity` is
+// too small, returns `SHATRANJ_TB_ERR_BUFFER_TOO_SMALL` with the count needed in
+// `*count`; `moves` may be NULL when `capacity` is 0. Reads the DTZ files of the
+// position's table and of the tables its captures lead to. Thread-safe, as every call
+// on a handle. Returns `SHATRANJ_TB_OK` or a negative error code.
+//
+// # Safety
+// `tb` is NULL or a live handle; `pos` NULL or readable; `moves` NULL or writable for
+// `capacity` entries; `count` NULL or writable.
+int shatranj_tb_probe_root_dtz(const struct ShatranjTb *tb,
+                               const struct ShatranjTbPosition *pos,
+                               struct ShatranjTbDtzMove *moves,
+                               size_t capacity,
+                               size_t *count);
 
 #ifdef __cplusplus
 }  // extern "C"

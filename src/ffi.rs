@@ -26,7 +26,7 @@ use crate::format::CacheBudget;
 use crate::position::Position;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::RuleSet;
-use crate::value::{Value, Wdl};
+use crate::value::{Category, Dtz, Value, Wdl};
 
 /// Success.
 pub const SHATRANJ_TB_OK: c_int = 0;
@@ -59,6 +59,20 @@ pub const SHATRANJ_TB_WIN: c_int = 1;
 pub const SHATRANJ_TB_DRAW: c_int = 0;
 /// The side to move loses.
 pub const SHATRANJ_TB_LOSS: c_int = -1;
+
+/// A DTZ category (`shatranj_tb_probe_dtz`, `ShatranjTbDtzMove`): the side to move wins
+/// within the move rule.
+pub const SHATRANJ_TB_CATEGORY_WIN: c_int = 2;
+/// A DTZ category: the side to move wins without the move rule, but the move rule saves
+/// the other side (a draw under `move-rule=70`). Never under `move-rule=none`.
+pub const SHATRANJ_TB_CATEGORY_CURSED_WIN: c_int = 1;
+/// A DTZ category: a draw.
+pub const SHATRANJ_TB_CATEGORY_DRAW: c_int = 0;
+/// A DTZ category: the side to move loses without the move rule, but the move rule saves
+/// it (a draw under `move-rule=70`). Never under `move-rule=none`.
+pub const SHATRANJ_TB_CATEGORY_BLESSED_LOSS: c_int = -1;
+/// A DTZ category: the side to move loses within the move rule.
+pub const SHATRANJ_TB_CATEGORY_LOSS: c_int = -2;
 
 /// `turn` of a position: White to move.
 pub const SHATRANJ_TB_WHITE: c_int = 0;
@@ -113,6 +127,31 @@ pub struct ShatranjTbMove {
     pub wdl: i8,
     /// Plies from the position before the move to the end of the game, -1 for a draw.
     pub dtm: i32,
+}
+
+/// One legal move and its DTZ, as `shatranj_tb_probe_root_dtz` fills them in.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShatranjTbDtzMove {
+    /// The square the man leaves (0 = a1 ... 63 = h8).
+    pub from: u8,
+    /// The square it goes to.
+    pub to: u8,
+    /// 1 if a pawn reaches the last rank and becomes a ferz, else 0.
+    pub promotion: u8,
+    /// 1 if the move is a capture or a pawn move (it zeroes the move rule's count), else
+    /// 0.
+    pub zeroing: u8,
+    /// The moving side's DTZ category if it plays this move: a `SHATRANJ_TB_CATEGORY_*`.
+    pub category: i8,
+    /// 1 if the move keeps the position's DTZ (a DTZ-optimal move: what an engine playing
+    /// under the move rule plays), else 0.
+    pub optimal: u8,
+    /// The move's DTZ for the moving side, counted from the position before the move
+    /// (so including this move; a zeroing move counts 1 ply, or 141 under
+    /// `move-rule=70` when it leads to a cursed win or a blessed loss): positive for a
+    /// win, negative for a loss, 0 for a draw.
+    pub dtz: i32,
 }
 
 thread_local! {
@@ -172,6 +211,22 @@ fn dtm_code(value: Value) -> c_int {
     value
         .dtm()
         .map_or(-1, |d| c_int::try_from(d).unwrap_or(c_int::MAX))
+}
+
+fn category_code(c: Category) -> c_int {
+    match c {
+        Category::Win => SHATRANJ_TB_CATEGORY_WIN,
+        Category::CursedWin => SHATRANJ_TB_CATEGORY_CURSED_WIN,
+        Category::Draw => SHATRANJ_TB_CATEGORY_DRAW,
+        Category::BlessedLoss => SHATRANJ_TB_CATEGORY_BLESSED_LOSS,
+        Category::Loss => SHATRANJ_TB_CATEGORY_LOSS,
+    }
+}
+
+/// The signed DTZ of `d`, clamped into a C int (DTZ values are far smaller).
+fn dtz_code(d: Dtz) -> i32 {
+    let s = d.signed();
+    i32::try_from(s).unwrap_or(if s < 0 { i32::MIN } else { i32::MAX })
 }
 
 /// The position of a C position, or an error code (with the message set).
@@ -573,6 +628,120 @@ pub unsafe extern "C" fn shatranj_tb_probe_root(
                 promotion: u8::from(m.promotion),
                 wdl: wdl_code(v.wdl()) as i8,
                 dtm: dtm_code(*v),
+            };
+            // SAFETY: i < len <= capacity, and the caller promises `moves` writable for
+            // `capacity` entries (not NULL, since capacity > 0 here).
+            unsafe { moves.add(i).write(entry) };
+        }
+        SHATRANJ_TB_OK
+    })
+}
+
+/// The DTZ of a position given as bitboards, under the move rule of the handle's rule
+/// set (`move-rule=none` unless `shatranj_tb_open` was given `move-rule=70`): `*dtz` the
+/// plies to the next zeroing move (a capture or a pawn move) or the end of the game, the
+/// winner hurrying to a zeroing move that keeps the win and the loser delaying it;
+/// positive if the side to move wins, negative if it loses, 0 for a draw and for a
+/// finished game. `*category` is its `SHATRANJ_TB_CATEGORY_*`. Reads the WDL and DTZ
+/// files (`MATERIAL.RULES.tbz`); a table without a DTZ file for this move rule is
+/// `SHATRANJ_TB_ERR_MISSING_TABLE`. Positions the rules decide alone (a bare side) need
+/// no table. Thread-safe, as every call on a handle. Returns `SHATRANJ_TB_OK` or a
+/// negative error code.
+///
+/// # Safety
+/// `tb` is NULL or a live handle; `pos` NULL or readable; `dtz` and `category` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shatranj_tb_probe_dtz(
+    tb: *const ShatranjTb,
+    pos: *const ShatranjTbPosition,
+    dtz: *mut c_int,
+    category: *mut c_int,
+) -> c_int {
+    guard(|| {
+        if dtz.is_null() {
+            return null("dtz");
+        }
+        if category.is_null() {
+            return null("category");
+        }
+        // SAFETY: the caller's promises on `tb` and `pos`.
+        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        match tb.dtz(&pos) {
+            Ok(d) => {
+                // SAFETY: both checked not NULL above; the caller promises them writable.
+                unsafe {
+                    *dtz = dtz_code(d);
+                    *category = category_code(d.category);
+                }
+                SHATRANJ_TB_OK
+            }
+            Err(e) => probe_error(&e),
+        }
+    })
+}
+
+/// Every legal move of a position given as bitboards with its DTZ (as Fathom's
+/// `tb_probe_root` for an engine under the move rule), into `moves[0..*count]`: best
+/// first (quicker wins, every win before a cursed one, draws, then longer losses; moves
+/// of equal DTZ in the order of their UCI names), each flagged `optimal` if it keeps the
+/// position's DTZ (`shatranj_tb_probe_dtz`'s). A finished game has no moves
+/// (`*count` = 0). `SHATRANJ_TB_MAX_MOVES` entries are always enough. If `capacity` is
+/// too small, returns `SHATRANJ_TB_ERR_BUFFER_TOO_SMALL` with the count needed in
+/// `*count`; `moves` may be NULL when `capacity` is 0. Reads the DTZ files of the
+/// position's table and of the tables its captures lead to. Thread-safe, as every call
+/// on a handle. Returns `SHATRANJ_TB_OK` or a negative error code.
+///
+/// # Safety
+/// `tb` is NULL or a live handle; `pos` NULL or readable; `moves` NULL or writable for
+/// `capacity` entries; `count` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shatranj_tb_probe_root_dtz(
+    tb: *const ShatranjTb,
+    pos: *const ShatranjTbPosition,
+    moves: *mut ShatranjTbDtzMove,
+    capacity: usize,
+    count: *mut usize,
+) -> c_int {
+    guard(|| {
+        if count.is_null() {
+            return null("count");
+        }
+        if moves.is_null() && capacity > 0 {
+            return null("moves");
+        }
+        // SAFETY: the caller's promises on `tb` and `pos`.
+        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        let probe = match tb.probe_dtz(&pos) {
+            Ok(p) => p,
+            Err(e) => return probe_error(&e),
+        };
+        // SAFETY: checked not NULL above; the caller promises it writable.
+        unsafe { *count = probe.moves.len() };
+        if probe.moves.len() > capacity {
+            return fail(
+                SHATRANJ_TB_ERR_BUFFER_TOO_SMALL,
+                &format!(
+                    "{} moves do not fit in an array of {capacity}",
+                    probe.moves.len()
+                ),
+            );
+        }
+        for (i, (m, d, zeroing)) in probe.moves.iter().enumerate() {
+            let entry = ShatranjTbDtzMove {
+                from: m.from.index() as u8,
+                to: m.to.index() as u8,
+                promotion: u8::from(m.promotion),
+                zeroing: u8::from(*zeroing),
+                category: category_code(d.category) as i8,
+                optimal: u8::from(*d == probe.dtz),
+                dtz: dtz_code(*d),
             };
             // SAFETY: i < len <= capacity, and the caller promises `moves` writable for
             // `capacity` entries (not NULL, since capacity > 0 here).

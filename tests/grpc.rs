@@ -156,6 +156,11 @@ async fn probe_answers_positions_the_rules_decide() {
     assert_eq!((win.wdl(), win.dtm), (pb::Wdl::Win, Some(0)));
     assert_eq!(win.end(), pb::EndReason::BareKing);
 
+    // DTZ needs no file either: 0 plies, the category says who has won
+    assert_eq!((draw.dtz, draw.category()), (Some(0), pb::Category::Draw));
+    assert_eq!((loss.dtz, loss.category()), (Some(0), pb::Category::Loss));
+    assert_eq!((win.dtz, win.category()), (Some(0), pb::Category::Win));
+
     server.shutdown().await.unwrap();
 }
 
@@ -605,9 +610,91 @@ async fn al_suli_diamond_is_a_win_in_39() {
     assert_eq!((line.wdl(), line.dtm), (pb::Wdl::Win, Some(39)));
     assert_eq!(line.steps.len(), 39);
     assert_eq!(line.steps[0].uci, answer.best_move);
+    // DTZ along the line: the start's as the probe's, each step's the library's
+    assert_eq!((line.dtz, line.category()), (answer.dtz, pb::Category::Win));
+    let tb = Tablebase::open(default_tables().await, RuleSet::default()).unwrap();
+    for step in &line.steps {
+        let after = shatranj_tb::Position::from_fen(&step.fen).unwrap();
+        let want = tb.dtz(&after).unwrap();
+        assert_eq!(step.dtz, Some(want.signed() as i32), "{step:?}");
+        assert_ne!(step.category(), pb::Category::Unspecified, "{step:?}");
+    }
     let last = line.steps.last().unwrap();
     assert_ne!(last.end(), pb::EndReason::Unspecified, "{last:?}");
     assert_eq!((last.wdl(), last.dtm), (pb::Wdl::Loss, Some(0)));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn probe_carries_the_dtz_of_the_library() {
+    let dir = default_tables().await;
+    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
+    let server = start_on_tables(dir).await;
+    let mut client = server.client();
+    let mut fens = table_positions(dir, 3);
+    fens.extend([AL_SULI.to_string(), BARE_BLACK_TO_MOVE.to_string()]);
+    let mut categories = std::collections::BTreeSet::new();
+    for fen in &fens {
+        let pos = shatranj_tb::Position::from_fen(fen).unwrap();
+        let want = tb.probe_dtz(&pos).unwrap();
+        // cold (files opened on the blocking pool), then warm: the same answer
+        let got = client.probe(req(fen)).await.unwrap().into_inner();
+        let again = client.probe(req(fen)).await.unwrap().into_inner();
+        assert_eq!(got, again, "{fen}");
+        assert_eq!(got.dtz, Some(want.dtz.signed() as i32), "{fen}");
+        assert_eq!(
+            got.category().as_str_name(),
+            format!(
+                "CATEGORY_{}",
+                want.dtz.category.as_str().replace('-', "_").to_uppercase()
+            ),
+            "{fen}"
+        );
+        categories.insert(got.category);
+        assert_eq!(got.moves.len(), want.moves.len(), "{fen}");
+        for g in &got.moves {
+            let (m, d, zeroing) = want
+                .moves
+                .iter()
+                .find(|(m, _, _)| m.to_uci() == g.uci)
+                .unwrap_or_else(|| panic!("{fen}: {} not a legal move", g.uci));
+            assert_eq!(g.dtz, Some(d.signed() as i32), "{fen} {m:?}");
+            assert_eq!(g.zeroing, *zeroing, "{fen} {m:?}");
+        }
+        if !got.moves.is_empty() {
+            assert!(
+                got.moves.iter().any(|m| m.dtz == got.dtz),
+                "{fen}: no move keeps the DTZ"
+            );
+        }
+    }
+    assert_eq!(categories.len(), 3, "{categories:?}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn probe_without_dtz_files_has_no_dtz() {
+    // the WDL and DTM files of KQvKQ only, as an older generator wrote them
+    let dir = tempfile::tempdir().unwrap();
+    let material: shatranj_tb::Material = "KQvKQ".parse().unwrap();
+    let (wdl, dtm) = shatranj_tb::generate::files::paths(dir.path(), material, RuleSet::default());
+    let (wdl0, dtm0) =
+        shatranj_tb::generate::files::paths(default_tables().await, material, RuleSet::default());
+    std::fs::copy(wdl0, &wdl).unwrap();
+    std::fs::copy(dtm0, &dtm).unwrap();
+    let server = start_on_tables(dir.path()).await;
+    let mut client = server.client();
+    for _ in 0..2 {
+        // cold, then warm (from memory)
+        let answer = client.probe(req(AL_SULI)).await.unwrap().into_inner();
+        assert_eq!((answer.wdl(), answer.dtm), (pb::Wdl::Win, Some(39)));
+        assert_eq!(
+            (answer.dtz, answer.category()),
+            (None, pb::Category::Unspecified)
+        );
+        assert_eq!(answer.moves.len(), 9);
+        assert!(answer.moves.iter().all(|m| m.dtz.is_none()), "{answer:?}");
+    }
     server.shutdown().await.unwrap();
 }
 
@@ -718,9 +805,13 @@ async fn value_only_answers_the_value_without_the_moves() {
             ..req(fen)
         };
         let short = client.probe(value_only.clone()).await.unwrap().into_inner();
+        // the moves and the DTZ (read from the DTZ files, never from memory) are left out
+        assert!(full.dtz.is_some(), "{fen}: {full:?}");
         let expected = pb::ProbeResponse {
             best_move: String::new(),
             moves: Vec::new(),
+            dtz: None,
+            category: pb::Category::Unspecified as i32,
             ..full
         };
         assert_eq!(short, expected, "{fen}");

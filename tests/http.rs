@@ -202,10 +202,14 @@ async fn probe_answers_al_suli_in_the_lichess_shape() {
     assert_eq!(a.status, 200, "{}", a.text());
     assert_eq!(a.header("access-control-allow-origin"), Some("*"));
     let j = a.json();
+    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
+    let pos = Position::from_fen(AL_SULI).unwrap();
+    let dtz = tb.dtz(&pos).unwrap();
     assert_eq!(j["category"], "win");
     assert_eq!(j["dtm"], 39);
-    assert_eq!(j["dtz"], Json::Null);
-    assert_eq!(j["precise_dtz"], Json::Null);
+    assert!(dtz.signed() > 0 && dtz.signed() <= 39, "{dtz:?}");
+    assert_eq!(j["dtz"], dtz.signed());
+    assert_eq!(j["precise_dtz"], dtz.signed());
     for flag in [
         "checkmate",
         "stalemate",
@@ -226,17 +230,31 @@ async fn probe_answers_al_suli_in_the_lichess_shape() {
     assert_eq!(best["san"], "Kb4");
     assert_eq!(best["category"], "loss");
     assert_eq!(best["dtm"], -38);
-    assert_eq!(best["dtz"], Json::Null);
+    // the DTZ of the position after Kb4, for Black: a loss
+    let after_best = pos.play_uci("b3b4").unwrap().1;
+    assert_eq!(best["dtz"], tb.dtz(&after_best).unwrap().signed());
+    assert!(best["dtz"].as_i64().unwrap() < 0, "{best}");
+    assert_eq!(best["precise_dtz"], best["dtz"]);
     assert_eq!(best["zeroing"], false);
     assert_eq!(best["checkmate"], false);
 
-    // Every move agrees with the library, seen from the side to move after the move.
-    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
-    let want = tb.probe(&Position::from_fen(AL_SULI).unwrap()).unwrap();
+    // Every move agrees with the library, seen from the side to move after the move; a
+    // DTZ-optimal move leads to a position of DTZ one ply less (none here zeroes).
+    let want = tb.probe(&pos).unwrap();
     let moves = j["moves"].as_array().unwrap();
     assert_eq!(moves.len(), want.moves.len());
+    let mut optimal = 0;
     for (got, w) in moves.iter().zip(&want.moves) {
         assert_eq!(got["uci"], w.uci.as_str());
+        let after = pos.play_uci(&w.uci).unwrap().1;
+        let d = tb.dtz(&after).unwrap();
+        assert_eq!(got["dtz"], d.signed(), "{got}");
+        assert_eq!(got["zeroing"], w.zeroing, "{got}");
+        assert_eq!(got["category"], d.category.as_str(), "{got}");
+        if w.dtz == Some(dtz) && !w.zeroing {
+            assert_eq!(d.signed(), -(dtz.signed() - 1), "{got}");
+            optimal += 1;
+        }
         let after = match w.value {
             Value::Win(d) => Value::Loss(d - 1),
             Value::Loss(d) => Value::Win(d - 1),
@@ -248,6 +266,7 @@ async fn probe_answers_al_suli_in_the_lichess_shape() {
             (category, &dtm)
         );
     }
+    assert!(optimal >= 1);
 
     // Spaces written as %20 or +, and underscores, are the same FEN.
     let spaced = server
@@ -340,6 +359,10 @@ async fn positions_the_rules_decide_need_no_table() {
         .json();
     assert_eq!(draw["category"], "draw");
     assert_eq!(draw["dtm"], Json::Null);
+    assert_eq!(
+        (&draw["dtz"], &draw["precise_dtz"]),
+        (&Json::from(0), &Json::from(0))
+    );
     assert_eq!(draw["end"], "bare-king");
     assert_eq!(draw["material"], "KvK");
     assert_eq!(draw["variant_win"], false);
@@ -356,6 +379,7 @@ async fn positions_the_rules_decide_need_no_table() {
     assert_eq!(lost["variant_loss"], true);
     assert_eq!(lost["variant_win"], false);
     assert_eq!(lost["wdl"], "loss");
+    assert_eq!(lost["dtz"], 0);
     assert_eq!(lost["moves"], Json::Array(vec![]));
 
     let won = server
@@ -367,6 +391,67 @@ async fn positions_the_rules_decide_need_no_table() {
         (Some("win"), Some(0))
     );
     assert_eq!(won["variant_win"], true);
+    assert_eq!(won["dtz"], 0);
+    // White to move with a bare Black: every move keeps Black bare, decided at once
+    let bare = server
+        .get("/api/v1/probe?fen=8/8/8/4k3/8/8/7R/K7_b_-_-_0_1")
+        .await
+        .json();
+    assert_eq!(bare["dtz"], 0);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn tables_without_dtz_files_answer_dtz_null() {
+    // the WDL and DTM files of KQvKQ only, as an older generator wrote them
+    let dir = tempfile::tempdir().unwrap();
+    let material: shatranj_tb::Material = "KQvKQ".parse().unwrap();
+    let rules = RuleSet::default();
+    let (wdl, dtm) = shatranj_tb::generate::files::paths(dir.path(), material, rules);
+    let (wdl0, dtm0) = shatranj_tb::generate::files::paths(default_tables().await, material, rules);
+    std::fs::copy(wdl0, &wdl).unwrap();
+    std::fs::copy(dtm0, &dtm).unwrap();
+    let server = start_on(dir.path()).await;
+    for _ in 0..2 {
+        // cold (blocking pool), then warm (from memory)
+        let j = server
+            .get(&format!("/api/v1/probe?fen={}", query(AL_SULI)))
+            .await
+            .json();
+        assert_eq!(
+            (&j["category"], &j["dtm"]),
+            (&Json::from("win"), &Json::from(39))
+        );
+        assert_eq!((&j["dtz"], &j["precise_dtz"]), (&Json::Null, &Json::Null));
+        let moves = j["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), 9);
+        assert!(moves.iter().all(|m| m["dtz"].is_null()), "{j}");
+    }
+    let line = server
+        .get(&format!("/api/v1/line?fen={}", query(AL_SULI)))
+        .await
+        .json();
+    assert_eq!(line["dtz"], Json::Null);
+    assert!(line["mainline"][0]["dtz"].is_null(), "{line}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn warm_probes_carry_the_same_dtz_as_cold_ones() {
+    let dir = default_tables().await;
+    let server = start_on(dir).await;
+    for fen in [AL_SULI, MATE_IN_ONE, "8/8/8/4k3/8/8/3r4/K2R4 w - - 0 1"] {
+        let cold = server
+            .get(&format!("/api/v1/probe?fen={}", query(fen)))
+            .await
+            .json();
+        let warm = server
+            .get(&format!("/api/v1/probe?fen={}", query(fen)))
+            .await
+            .json();
+        assert_eq!(cold, warm, "{fen}");
+        assert!(cold["dtz"].is_i64(), "{cold}");
+    }
     server.shutdown().await.unwrap();
 }
 
@@ -488,7 +573,9 @@ async fn line_plays_al_suli_to_the_end() {
     assert_eq!(j["category"], "win");
     assert_eq!(j["dtm"], 39);
     assert_eq!(j["winner"], "w");
-    assert_eq!(j["dtz"], Json::Null);
+    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
+    let start = Position::from_fen(AL_SULI).unwrap();
+    assert_eq!(j["dtz"], tb.dtz(&start).unwrap().signed());
     assert_eq!(j["fen"], AL_SULI);
     let line = j["mainline"].as_array().unwrap();
     assert_eq!(line.len(), 39);
@@ -503,10 +590,11 @@ async fn line_plays_al_suli_to_the_end() {
     }
     let last = line.last().unwrap();
     assert!(last["end"].is_string(), "{last}");
-    // Each step's FEN is the library's line.
-    let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
-    let want = tb.line(&Position::from_fen(AL_SULI).unwrap()).unwrap();
+    // Each step's FEN is the library's line, its DTZ that of the position after it.
+    let want = tb.line(&start).unwrap();
     for (got, w) in line.iter().zip(&want) {
+        let after = Position::from_fen(&w.fen).unwrap();
+        assert_eq!(got["dtz"], tb.dtz(&after).unwrap().signed(), "{got}");
         assert_eq!(
             (got["uci"].as_str(), got["fen"].as_str()),
             (Some(w.uci.as_str()), Some(w.fen.as_str()))

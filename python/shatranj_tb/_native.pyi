@@ -10,12 +10,15 @@ DEFAULT_RULES: str
 
 WdlName = Literal["win", "draw", "loss"]
 EndName = Literal["checkmate", "stalemate", "bare-king"]
+CategoryName = Literal["win", "cursed-win", "draw", "blessed-loss", "loss"]
 
 class MoveValue(TypedDict):
     uci: str
     san: str
     wdl: WdlName
     dtm: Optional[int]
+    dtz: Optional[int]
+    zeroing: bool
 
 class ProbeDict(TypedDict):
     fen: str
@@ -23,6 +26,8 @@ class ProbeDict(TypedDict):
     rules: str
     wdl: WdlName
     dtm: Optional[int]
+    dtz: Optional[int]
+    category: Optional[CategoryName]
     end: Optional[EndName]
     best_move: Optional[str]
     moves: List[MoveValue]
@@ -57,6 +62,8 @@ class Tablebase:
     def materials(self) -> List[str]: ...
     def wdl(self, fen: str) -> Literal[1, 0, -1]: ...
     def dtm(self, fen: str) -> Optional[int]: ...
+    def dtz(self, fen: str) -> int: ...
+    def category(self, fen: str) -> CategoryName: ...
     def probe(self, fen: str) -> ProbeDict: ...
     def line(self, fen: str) -> List[LineStep]: ...
     def solve(

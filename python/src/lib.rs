@@ -142,9 +142,38 @@ impl Tablebase {
         Ok(v.dtm())
     }
 
+    /// The DTZ for the side to move, under the move rule of the rule set: the plies to
+    /// the next zeroing move (a capture or a pawn move) or to the end of the game, the
+    /// winner hurrying to a zeroing move that keeps the win, the loser delaying it;
+    /// positive for a win (cursed or not), negative for a loss, 0 for a draw or a finished
+    /// game. Reads the DTZ file (`MATERIAL.RULES.tbz`): LookupError without one.
+    fn dtz(&self, py: Python<'_>, fen: &str) -> PyResult<i64> {
+        let tb = &self.tb;
+        let d = py.detach(|| {
+            let pos = parse(fen)?;
+            tb.dtz(&pos).map_err(Error::Probe)
+        })?;
+        Ok(d.signed())
+    }
+
+    /// The result for the side to move under the move rule of the rule set: `"win"`,
+    /// `"cursed-win"` (won, but not within the move rule), `"draw"`, `"blessed-loss"` (lost,
+    /// but saved by the move rule) or `"loss"` (only the plain three under
+    /// `move-rule=none`). From the DTZ file, as `dtz()`.
+    fn category(&self, py: Python<'_>, fen: &str) -> PyResult<&'static str> {
+        let tb = &self.tb;
+        let d = py.detach(|| {
+            let pos = parse(fen)?;
+            tb.dtz(&pos).map_err(Error::Probe)
+        })?;
+        Ok(d.category.as_str())
+    }
+
     /// The value and every legal move with its value, best first: a dict with the fields
-    /// of `shatranj-tb probe --json` (fen, material, rules, wdl, dtm, end, best_move,
-    /// moves[{uci, san, wdl, dtm}]).
+    /// of `shatranj-tb probe --json` (fen, material, rules, wdl, dtm, dtz, category, end,
+    /// best_move, moves[{uci, san, wdl, dtm, dtz, zeroing}]). `dtz` and `category` are
+    /// None, and each move's `dtz` too, where the table has no DTZ file; a move's `dtz` is
+    /// the DTZ for the side that plays it, counted from before the move.
     fn probe<'py>(&self, py: Python<'py>, fen: &str) -> PyResult<Bound<'py, PyAny>> {
         let tb = &self.tb;
         // The same object as the command line's: built once, in the library.

@@ -8,22 +8,59 @@
 //! best move of a won position is a `loss`, with a negative `dtm` one smaller in size).
 //! The flags `checkmate`, `stalemate`, `variant_win` and `variant_loss` say how the game
 //! has ended in the position (after the move, for a move): `variant_win`/`variant_loss`
-//! are the bare-king ends, for the side to move. There is no DTZ yet, so `dtz` and
-//! `precise_dtz` are `null`, and `insufficient_material` is always `false` (shatranj has
-//! no such draw: shah against shah is a draw by the bare-king rule, `end: "bare-king"`).
+//! are the bare-king ends, for the side to move. `insufficient_material` is always
+//! `false` (shatranj has no such draw: shah against shah is a draw by the bare-king rule,
+//! `end: "bare-king"`).
+//!
+//! DTZ, where the tables have DTZ files (`null` otherwise): a position's `dtz` is the side
+//! to move's, plies to the next zeroing move (a capture or a pawn move) or the end of the
+//! game under the rule set's move rule, signed as `dtm`; each move's `dtz` is that of the
+//! position after the move, for the side to move there, as lichess gives it. Our DTZ is
+//! exact, never rounded, so `precise_dtz` is always `dtz`. With DTZ, `category` is the DTZ
+//! category under the move rule: `win`, `cursed-win` (won, but not within the move rule),
+//! `draw`, `blessed-loss` (lost, but saved by the move rule) or `loss`; without it (and
+//! under `move-rule=none` always) `win`, `draw` or `loss`.
 //!
 //! Our own fields: `fen`, `material`, `rules`, `wdl` (`win`/`draw`/`loss` for the side to
 //! move, as `probe --json`), `end` (`checkmate`, `stalemate`, `bare-king` or `null`).
 
 use serde::Serialize;
 
-use crate::probe::{LineStep, MoveProbe, SideStats, TableInfo};
-use crate::{Color, EndReason, Material, Move, Outcome, Position, RuleSet, Value};
+use crate::probe::{LineStep, MoveProbe, ProbeError, SideStats, TableInfo, Tablebase};
+use crate::{Color, Dtz, EndReason, Material, Move, Outcome, Position, RuleSet, Value};
 
-/// `win`, `draw` or `loss` (lichess's `category`, without a move rule: no `cursed-win` or
-/// `blessed-loss` yet).
-fn category(v: Value) -> &'static str {
-    v.wdl().as_str()
+/// Lichess's `category`: the DTZ category where there is a DTZ, else `win`, `draw` or
+/// `loss`.
+fn category(v: Value, dtz: Option<Dtz>) -> &'static str {
+    dtz.map_or(v.wdl().as_str(), |d| d.category.as_str())
+}
+
+/// The DTZ of a probed position and of the position after each of its moves.
+#[derive(Debug)]
+pub struct DtzView {
+    /// The position's, for its side to move.
+    pub dtz: Dtz,
+    /// After each move of the probe, in the probe's order, for the side to move there.
+    pub after: Vec<Dtz>,
+}
+
+/// The [`DtzView`] of `pos`, whose moves `probe` holds, or `None` where its table has no
+/// DTZ file. Reads the DTZ files (the position's table, and those its captures lead to).
+pub fn dtz_view(
+    tb: &Tablebase,
+    pos: &Position,
+    probe: &MoveProbe,
+) -> Result<Option<DtzView>, ProbeError> {
+    if !tb.has_dtz_for(pos) {
+        return Ok(None);
+    }
+    let dtz = tb.dtz(pos)?;
+    let after = probe
+        .moves
+        .iter()
+        .map(|(m, _)| tb.dtz(&pos.play_unchecked(m)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(DtzView { dtz, after }))
 }
 
 /// Lichess's signed DTM: positive when the side to move wins, negative when it loses.
@@ -102,21 +139,29 @@ pub struct ProbeAnswer {
     pub end: Option<&'static str>,
 }
 
-/// The probe answer of `pos`, whose moves and values `probe` holds.
+/// The probe answer of `pos`, whose moves and values `probe` holds, and whose DTZ `dtz`
+/// holds where there is one.
 #[must_use]
-pub fn probe(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> ProbeAnswer {
+pub fn probe(
+    pos: &Position,
+    rules: RuleSet,
+    probe: &MoveProbe,
+    dtz: Option<&DtzView>,
+) -> ProbeAnswer {
     let moves = probe
         .moves
         .iter()
-        .map(|(m, v)| {
+        .enumerate()
+        .map(|(i, (m, v))| {
             let after = pos.play_unchecked(m);
             let value = after_move(*v);
+            let d = dtz.and_then(|d| d.after.get(i).copied());
             MoveAnswer {
                 uci: m.to_uci(),
                 san: pos.san(m),
-                category: category(value),
-                dtz: None,
-                precise_dtz: None,
+                category: category(value, d),
+                dtz: d.map(Dtz::signed),
+                precise_dtz: d.map(Dtz::signed),
                 dtm: signed_dtm(value),
                 zeroing: zeroing(m),
                 ends: Ends::of(&after, after.outcome(rules)),
@@ -124,10 +169,11 @@ pub fn probe(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> ProbeAnswer {
         })
         .collect();
     let outcome = probe.end.and_then(|_| pos.outcome(rules));
+    let d = dtz.map(|d| d.dtz);
     ProbeAnswer {
-        category: category(probe.value),
-        dtz: None,
-        precise_dtz: None,
+        category: category(probe.value, d),
+        dtz: d.map(Dtz::signed),
+        precise_dtz: d.map(Dtz::signed),
         dtm: signed_dtm(probe.value),
         ends: Ends::of(pos, outcome),
         moves,
@@ -175,23 +221,26 @@ pub struct LineAnswer {
     pub end: Option<&'static str>,
 }
 
-/// The line answer from `start` (value `value`, ended by `end` if it has) along `steps`.
+/// The line answer from `start` (value `value`, ended by `end` if it has, DTZ `dtz`)
+/// along `steps` (each with the DTZ of the position after it in `step_dtz`, where known).
 pub fn line(
     start: &Position,
     rules: RuleSet,
-    value: Value,
+    (value, dtz): (Value, Option<Dtz>),
     end: Option<EndReason>,
     steps: &[LineStep],
+    step_dtz: &[Option<Dtz>],
 ) -> Result<LineAnswer, String> {
     let mut pos = *start;
     let mut mainline = Vec::with_capacity(steps.len());
-    for step in steps {
+    for (i, step) in steps.iter().enumerate() {
         let (m, after) = pos.play_uci(&step.uci).map_err(|e| e.to_string())?;
+        let d = step_dtz.get(i).copied().flatten();
         mainline.push(LineMove {
             san: pos.san(&m),
             uci: step.uci.clone(),
-            dtz: None,
-            category: category(step.value),
+            dtz: d.map(Dtz::signed),
+            category: category(step.value, d),
             dtm: signed_dtm(step.value),
             fen: step.fen.clone(),
             end: step.end.map(EndReason::as_str),
@@ -204,10 +253,10 @@ pub fn line(
         Value::Draw => None,
     };
     Ok(LineAnswer {
-        dtz: None,
+        dtz: dtz.map(Dtz::signed),
         mainline,
         winner: winner.map(|c| if c == Color::White { "w" } else { "b" }),
-        category: category(value),
+        category: category(value, dtz),
         dtm: signed_dtm(value),
         fen: start.fen(),
         material: Material::from_board(start.board()).name(),

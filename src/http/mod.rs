@@ -302,16 +302,23 @@ async fn probe(Extract(app): Extract<Shared>, RawQuery(raw): RawQuery) -> Respon
         let rules = query.get("rules").unwrap_or("").to_string();
         let tables = app.state.tables()?;
         let pos = position(&tables, &fen, &rules)?;
-        // From memory on the runtime when possible (microseconds, no I/O) ...
-        if let Some(p) = tables.probe_moves_cached(&pos)? {
-            return to_json(&json::probe(&pos, tables.rules(), &p));
+        // From memory on the runtime when possible (microseconds, no I/O): DTZ is read
+        // from the files only, so not where the table has a DTZ file, unless the rules
+        // decide the position alone (a bare side, after every move too: no file) ...
+        let decided = crate::Material::from_board(pos.board()).is_decided_by_rules();
+        if decided || !tables.has_dtz_for(&pos) {
+            if let Some(p) = tables.probe_moves_cached(&pos)? {
+                let dtz = json::dtz_view(&tables, &pos, &p)?;
+                return to_json(&json::probe(&pos, tables.rules(), &p, dtz.as_ref()));
+            }
         }
         // ... else on the blocking pool, under the shared budget.
         let body = app
             .state
             .blocking(move |tb| {
                 let p = tb.probe_moves(&pos)?;
-                to_json(&json::probe(&pos, tb.rules(), &p))
+                let dtz = json::dtz_view(tb, &pos, &p)?;
+                to_json(&json::probe(&pos, tb.rules(), &p, dtz.as_ref()))
                     .map_err(|f| ServiceError::Internal(f.message))
             })
             .await?;
@@ -332,7 +339,21 @@ async fn line(Extract(app): Extract<Shared>, RawQuery(raw): RawQuery) -> Respons
                 let value = tb.value(&pos)?;
                 let end = pos.outcome(tb.rules()).map(|o| o.reason());
                 let steps = tb.line(&pos)?;
-                let answer = json::line(&pos, tb.rules(), value, end, &steps)
+                let dtz_of = |p: &crate::Position| {
+                    if tb.has_dtz_for(p) {
+                        tb.dtz(p).map(Some)
+                    } else {
+                        Ok(None)
+                    }
+                };
+                let dtz = dtz_of(&pos)?;
+                let mut step_dtz = Vec::with_capacity(steps.len());
+                for step in &steps {
+                    let after = crate::Position::from_fen(&step.fen)
+                        .map_err(|e| ServiceError::Internal(format!("a line step's FEN: {e}")))?;
+                    step_dtz.push(dtz_of(&after)?);
+                }
+                let answer = json::line(&pos, tb.rules(), (value, dtz), end, &steps, &step_dtz)
                     .map_err(ServiceError::Internal)?;
                 to_json(&answer).map_err(|f| ServiceError::Internal(f.message))
             })

@@ -8,9 +8,11 @@ use std::path::Path;
 use tonic::{Code, Status};
 
 use super::pb;
-use crate::probe::{LineStep, Longest, MoveProbe, ProbeError, ProbeResult, SideStats, TableInfo};
+use crate::probe::{
+    DtzProbe, LineStep, Longest, MoveProbe, ProbeError, ProbeResult, SideStats, TableInfo,
+};
 use crate::rules::ParseRuleSetError;
-use crate::{EndReason, FenError, Material, Position, RuleSet, Value, Wdl};
+use crate::{Category, Dtz, EndReason, FenError, Material, Position, RuleSet, Value, Wdl};
 
 /// Everything a call can fail with. Turned into a [`Status`] by [`From`], in one place.
 #[derive(Debug)]
@@ -158,6 +160,23 @@ pub fn wdl(w: Wdl) -> pb::Wdl {
 }
 
 #[must_use]
+pub fn category(c: Category) -> pb::Category {
+    match c {
+        Category::Loss => pb::Category::Loss,
+        Category::BlessedLoss => pb::Category::BlessedLoss,
+        Category::Draw => pb::Category::Draw,
+        Category::CursedWin => pb::Category::CursedWin,
+        Category::Win => pb::Category::Win,
+    }
+}
+
+/// The signed DTZ on the wire (DTZ values are far below `i32::MAX`).
+#[must_use]
+pub fn signed_dtz(d: Dtz) -> i32 {
+    i32::try_from(d.signed()).unwrap_or(if d.signed() < 0 { i32::MIN } else { i32::MAX })
+}
+
+#[must_use]
 pub fn end_reason(end: Option<EndReason>) -> pb::EndReason {
     match end {
         None => pb::EndReason::Unspecified,
@@ -168,9 +187,15 @@ pub fn end_reason(end: Option<EndReason>) -> pb::EndReason {
 }
 
 /// The answer of a full probe of `pos`: the strings are written here, once each, from
-/// the probe's moves.
+/// the probe's moves, with the DTZ of the position and of each move from `dtz` (the
+/// same position's DTZ probe) where the DTZ files are here.
 #[must_use]
-pub fn probe_response(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> pb::ProbeResponse {
+pub fn probe_response(
+    pos: &Position,
+    rules: RuleSet,
+    probe: &MoveProbe,
+    dtz: Option<&DtzProbe>,
+) -> pb::ProbeResponse {
     let moves: Vec<pb::MoveValue> = probe
         .moves
         .iter()
@@ -178,6 +203,10 @@ pub fn probe_response(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> pb::
             uci: m.to_uci(),
             wdl: wdl(value.wdl()).into(),
             dtm: value.dtm(),
+            dtz: dtz
+                .and_then(|d| d.moves.iter().find(|(x, _, _)| x == m))
+                .map(|(_, d, _)| signed_dtz(*d)),
+            zeroing: crate::probe::is_zeroing(m),
         })
         .collect();
     pb::ProbeResponse {
@@ -189,6 +218,8 @@ pub fn probe_response(pos: &Position, rules: RuleSet, probe: &MoveProbe) -> pb::
         end: end_reason(probe.end).into(),
         best_move: moves.first().map(|m| m.uci.clone()).unwrap_or_default(),
         moves,
+        dtz: dtz.map(|d| signed_dtz(d.dtz)),
+        category: dtz.map_or(pb::Category::Unspecified, |d| category(d.dtz.category)) as i32,
     }
 }
 
@@ -204,6 +235,8 @@ pub fn value_response(pos: &Position, rules: RuleSet, value: Value) -> pb::Probe
         end: end_reason(pos.outcome(rules).map(|o| o.reason())).into(),
         best_move: String::new(),
         moves: Vec::new(),
+        dtz: None,
+        category: pb::Category::Unspecified as i32,
     }
 }
 
@@ -215,6 +248,10 @@ pub fn line_step(s: &LineStep) -> pb::LineStep {
         wdl: wdl(s.value.wdl()).into(),
         dtm: s.value.dtm(),
         end: end_reason(s.end).into(),
+        dtz: s.dtz.map(signed_dtz),
+        category: s
+            .dtz
+            .map_or(pb::Category::Unspecified, |d| category(d.category)) as i32,
     }
 }
 
@@ -228,6 +265,10 @@ pub fn line_response(start: &ProbeResult, steps: &[LineStep]) -> pb::LineRespons
         dtm: start.value.dtm(),
         end: end_reason(start.end).into(),
         steps: steps.iter().map(line_step).collect(),
+        dtz: start.dtz.map(signed_dtz),
+        category: start
+            .dtz
+            .map_or(pb::Category::Unspecified, |d| category(d.category)) as i32,
     }
 }
 

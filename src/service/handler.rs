@@ -26,7 +26,7 @@ use super::convert::{self, ServiceError};
 use super::pb;
 use crate::probe::Tablebase;
 use crate::solve::{self, SolveError, SolveOptions, SolveProgress};
-use crate::{Position, RuleSet};
+use crate::{Material, Position, RuleSet};
 
 /// The service's shared state: the tables once open, and the probe budget.
 #[derive(Debug)]
@@ -235,14 +235,27 @@ fn probe(tables: &Tablebase, req: &pb::ProbeRequest) -> Result<pb::ProbeResponse
         return Ok(convert::value_response(&pos, tables.rules(), value));
     }
     let probe = tables.probe_moves(&pos)?;
-    Ok(convert::probe_response(&pos, tables.rules(), &probe))
+    let dtz = if tables.has_dtz_for(&pos) {
+        Some(tables.probe_dtz(&pos)?)
+    } else {
+        None
+    };
+    Ok(convert::probe_response(
+        &pos,
+        tables.rules(),
+        &probe,
+        dtz.as_ref(),
+    ))
 }
 
 /// The answer to `req` if it can be given from memory ([`Tablebase::probe_cached`]):
 /// reading the FEN and a warm probe take a few microseconds and never block, so they run
 /// on the async runtime itself, sparing a round trip through the blocking pool (two
 /// thread wake-ups, which cost more than the probe). `None` when the probe needs a file
-/// opened or a block read: then it goes to the blocking pool ([`probe`]).
+/// opened or a block read: then it goes to the blocking pool ([`probe`]). A full probe of a
+/// position whose table has a DTZ file goes there too: DTZ is read from the files only
+/// (there is no cached DTZ lookup), unless the rules decide the position alone (a bare
+/// side: every position after its moves too), which needs no file.
 fn probe_inline(
     tables: &Tablebase,
     req: &pb::ProbeRequest,
@@ -256,9 +269,21 @@ fn probe_inline(
             .value_cached(&pos)
             .map(|v| v.map(|v| convert::value_response(&pos, tables.rules(), v)))
     } else {
+        let decided = Material::from_board(pos.board()).is_decided_by_rules();
+        if !decided && tables.has_dtz_for(&pos) {
+            return None;
+        }
+        let dtz = if decided {
+            match tables.probe_dtz(&pos) {
+                Ok(d) => Some(d),
+                Err(e) => return Some(Err(e.into())),
+            }
+        } else {
+            None
+        };
         tables
             .probe_moves_cached(&pos)
-            .map(|r| r.map(|p| convert::probe_response(&pos, tables.rules(), &p)))
+            .map(|r| r.map(|p| convert::probe_response(&pos, tables.rules(), &p, dtz.as_ref())))
     };
     answer.map_err(ServiceError::from).transpose()
 }
@@ -570,7 +595,16 @@ impl pb::tablebase_server::Tablebase for TablebaseService {
             .blocking(move |tables| {
                 let pos = position(tables, &req.fen, &req.rules)?;
                 let start = tables.probe(&pos)?;
-                let steps = tables.line(&pos)?;
+                let mut steps = tables.line(&pos)?;
+                // the DTZ of the position after each step, where its table has a DTZ file
+                for step in &mut steps {
+                    let after = Position::from_fen(&step.fen).map_err(|e| {
+                        ServiceError::Internal(format!("a line step's FEN {}: {e}", step.fen))
+                    })?;
+                    if tables.has_dtz_for(&after) {
+                        step.dtz = Some(tables.dtz(&after)?);
+                    }
+                }
                 Ok(convert::line_response(&start, &steps))
             })
             .await?;

@@ -1,11 +1,13 @@
 /* The C interface from C (run by tests/c_api.rs).
  *
- *   test_c_api compare TABLES VALUES ROOTS THREADS
- *       VALUES: one position a line, "W B K Q A N R P TURN WDL DTM FEN" (bitboards in
- *       hex), as the Rust probe answers. THREADS threads probe every position at once
- *       (each starting at another place), by FEN and by bitboards, WDL and DTM, and
- *       compare. ROOTS: "W B K Q A N R P TURN N" then N times "FROM TO PROMO WDL DTM";
- *       shatranj_tb_probe_root must give exactly these moves in this order.
+ *   test_c_api compare TABLES VALUES ROOTS DTZ_ROOTS THREADS
+ *       VALUES: one position a line, "W B K Q A N R P TURN WDL DTM DTZ CATEGORY FEN"
+ *       (bitboards in hex), as the Rust probe answers. THREADS threads probe every
+ *       position at once (each starting at another place), by FEN and by bitboards, WDL,
+ *       DTM and DTZ, and compare. ROOTS: "W B K Q A N R P TURN N" then N times
+ *       "FROM TO PROMO WDL DTM"; shatranj_tb_probe_root must give exactly these moves in
+ *       this order. DTZ_ROOTS: the same with N times "FROM TO PROMO ZEROING CATEGORY
+ *       OPTIMAL DTZ", for shatranj_tb_probe_root_dtz.
  *   test_c_api errors TABLES DAMAGED MISSING_DIR
  *       every error path returns its code and a message, and nothing crashes.
  *
@@ -21,7 +23,7 @@
 
 typedef struct {
     ShatranjTbPosition pos;
-    int wdl, dtm;
+    int wdl, dtm, dtz, category;
     char fen[100];
 } Expected;
 
@@ -31,11 +33,19 @@ typedef struct {
     ShatranjTbMove moves[SHATRANJ_TB_MAX_MOVES];
 } ExpectedRoot;
 
+typedef struct {
+    ShatranjTbPosition pos;
+    size_t n;
+    ShatranjTbDtzMove moves[SHATRANJ_TB_MAX_MOVES];
+} ExpectedDtzRoot;
+
 static const ShatranjTb *tb;
 static Expected *values;
 static size_t n_values;
 static ExpectedRoot *roots;
 static size_t n_roots;
+static ExpectedDtzRoot *dtz_roots;
+static size_t n_dtz_roots;
 static int n_threads;
 
 static int read_position(const char *line, ShatranjTbPosition *p, int *used) {
@@ -91,7 +101,7 @@ static void load_values(const char *path) {
         Expected *e = &values[n_values];
         int used = 0, more = 0;
         if (!read_position(line, &e->pos, &used) ||
-            sscanf(line + used, " %d %d %n", &e->wdl, &e->dtm, &more) != 2) {
+            sscanf(line + used, " %d %d %d %d %n", &e->wdl, &e->dtm, &e->dtz, &e->category, &more) != 4) {
             fprintf(stderr, "bad line in %s: %s\n", path, line);
             exit(1);
         }
@@ -128,6 +138,35 @@ static void load_roots(const char *path) {
     free(text);
 }
 
+static void load_dtz_roots(const char *path) {
+    char *text = read_file(path);
+    dtz_roots = calloc(count_lines(text) + 1, sizeof *dtz_roots);
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        ExpectedDtzRoot *r = &dtz_roots[n_dtz_roots];
+        int used = 0, more = 0;
+        if (!read_position(line, &r->pos, &used) || sscanf(line + used, " %zu%n", &r->n, &more) != 1 ||
+            r->n > SHATRANJ_TB_MAX_MOVES) {
+            fprintf(stderr, "bad line in %s: %s\n", path, line);
+            exit(1);
+        }
+        const char *p = line + used + more;
+        for (size_t i = 0; i < r->n; i++) {
+            int from, to, promo, zeroing, category, optimal, dtz, k = 0;
+            if (sscanf(p, " %d %d %d %d %d %d %d%n", &from, &to, &promo, &zeroing, &category, &optimal, &dtz, &k) !=
+                7) {
+                fprintf(stderr, "bad move list in %s: %s\n", path, line);
+                exit(1);
+            }
+            r->moves[i] = (ShatranjTbDtzMove){(uint8_t)from,    (uint8_t)to,      (uint8_t)promo, (uint8_t)zeroing,
+                                              (int8_t)category, (uint8_t)optimal, dtz};
+            p += k;
+        }
+        n_dtz_roots++;
+    }
+    free(text);
+}
+
 /* One thread: every position once, starting at another place than the others. */
 static void *compare_thread(void *arg) {
     size_t t = (size_t)arg;
@@ -135,18 +174,19 @@ static void *compare_thread(void *arg) {
     ShatranjTbMove moves[SHATRANJ_TB_MAX_MOVES];
     for (size_t k = 0; k < n_values; k++) {
         const Expected *e = &values[(k + t * n_values / (size_t)n_threads) % n_values];
-        int wdl = 99, dtm = 99, wdl2 = 99, dtm2 = 99, wdl3 = 99;
+        int wdl = 99, dtm = 99, wdl2 = 99, dtm2 = 99, wdl3 = 99, dtz = 99, category = 99;
         int rc1 = shatranj_tb_probe_fen(tb, e->fen, &wdl, &dtm);
         int rc2 = shatranj_tb_probe_dtm(tb, &e->pos, &wdl2, &dtm2);
         int rc3 = shatranj_tb_probe_wdl(tb, &e->pos, &wdl3);
-        if (rc1 || rc2 || rc3 || wdl != e->wdl || dtm != e->dtm || wdl2 != e->wdl || dtm2 != e->dtm ||
-            wdl3 != e->wdl) {
+        int rc4 = shatranj_tb_probe_dtz(tb, &e->pos, &dtz, &category);
+        if (rc1 || rc2 || rc3 || rc4 || wdl != e->wdl || dtm != e->dtm || wdl2 != e->wdl || dtm2 != e->dtm ||
+            wdl3 != e->wdl || dtz != e->dtz || category != e->category) {
             if (bad++ < 5)
                 fprintf(stderr,
-                        "mismatch %s: want wdl %d dtm %d; fen: rc %d wdl %d dtm %d; dtm: rc %d wdl %d "
-                        "dtm %d; wdl: rc %d wdl %d (%s)\n",
-                        e->fen, e->wdl, e->dtm, rc1, wdl, dtm, rc2, wdl2, dtm2, rc3, wdl3,
-                        shatranj_tb_last_error());
+                        "mismatch %s: want wdl %d dtm %d dtz %d category %d; fen: rc %d wdl %d dtm %d; dtm: rc %d "
+                        "wdl %d dtm %d; wdl: rc %d wdl %d; dtz: rc %d dtz %d category %d (%s)\n",
+                        e->fen, e->wdl, e->dtm, e->dtz, e->category, rc1, wdl, dtm, rc2, wdl2, dtm2, rc3, wdl3, rc4,
+                        dtz, category, shatranj_tb_last_error());
         }
     }
     for (size_t k = 0; k < n_roots; k++) {
@@ -163,10 +203,26 @@ static void *compare_thread(void *arg) {
             fprintf(stderr, "root mismatch (rc %d, %zu moves, want %zu): %s\n", rc, n, r->n,
                     shatranj_tb_last_error());
     }
+    ShatranjTbDtzMove dtz_moves[SHATRANJ_TB_MAX_MOVES];
+    for (size_t k = 0; k < n_dtz_roots; k++) {
+        const ExpectedDtzRoot *r = &dtz_roots[(k + t * n_dtz_roots / (size_t)n_threads) % n_dtz_roots];
+        size_t n = 12345;
+        int rc = shatranj_tb_probe_root_dtz(tb, &r->pos, dtz_moves, SHATRANJ_TB_MAX_MOVES, &n);
+        int same = rc == SHATRANJ_TB_OK && n == r->n;
+        for (size_t i = 0; same && i < n; i++) {
+            const ShatranjTbDtzMove *a = &dtz_moves[i], *b = &r->moves[i];
+            same = a->from == b->from && a->to == b->to && a->promotion == b->promotion && a->zeroing == b->zeroing &&
+                   a->category == b->category && a->optimal == b->optimal && a->dtz == b->dtz;
+        }
+        if (!same && bad++ < 5)
+            fprintf(stderr, "DTZ root mismatch (rc %d, %zu moves, want %zu): %s\n", rc, n, r->n,
+                    shatranj_tb_last_error());
+    }
     return (void *)bad;
 }
 
-static int compare(const char *dir, const char *values_path, const char *roots_path, int threads) {
+static int compare(const char *dir, const char *values_path, const char *roots_path, const char *dtz_roots_path,
+                   int threads) {
     ShatranjTb *handle = shatranj_tb_open(dir, NULL);
     if (!handle) {
         fprintf(stderr, "open %s: %s\n", dir, shatranj_tb_last_error());
@@ -175,6 +231,7 @@ static int compare(const char *dir, const char *values_path, const char *roots_p
     tb = handle;
     load_values(values_path);
     load_roots(roots_path);
+    load_dtz_roots(dtz_roots_path);
     n_threads = threads;
     pthread_t th[64];
     size_t bad = 0;
@@ -189,10 +246,12 @@ static int compare(const char *dir, const char *values_path, const char *roots_p
         bad += (size_t)b;
     }
     shatranj_tb_close(handle);
-    printf("c_api: %zu positions and %zu root move lists on %d threads at once: %zu mismatches\n", n_values,
-           n_roots, threads, bad);
+    printf("c_api: %zu positions, %zu root move lists and %zu DTZ root move lists on %d threads at once: %zu "
+           "mismatches\n",
+           n_values, n_roots, n_dtz_roots, threads, bad);
     free(values);
     free(roots);
+    free(dtz_roots);
     return bad != 0;
 }
 
@@ -374,6 +433,98 @@ static int errors(const char *dir, const char *damaged_dir, const char *missing_
         fprintf(stderr, "FAIL finished game has %zu moves\n", n);
         failures++;
     }
+
+    /* DTZ: the diamond is won within its DTM; the DTZ-optimal moves come first and keep the
+       position's DTZ, the others do not */
+    {
+        ShatranjTbDtzMove dm[SHATRANJ_TB_MAX_MOVES];
+        int dz = 99, cat = 99;
+        expect_code("diamond dtz", shatranj_tb_probe_dtz(handle, &diamond, &dz, &cat), SHATRANJ_TB_OK, NULL);
+        if (dz <= 0 || dz > 39 || cat != SHATRANJ_TB_CATEGORY_WIN) {
+            fprintf(stderr, "FAIL diamond dtz %d category %d\n", dz, cat);
+            failures++;
+        }
+        expect_code("root dtz, no room", shatranj_tb_probe_root_dtz(handle, &diamond, NULL, 0, &n),
+                    SHATRANJ_TB_ERR_BUFFER_TOO_SMALL, "do not fit");
+        size_t dtz_needed = n;
+        expect_code("root dtz, 2 entries", shatranj_tb_probe_root_dtz(handle, &diamond, dm, 2, &n),
+                    SHATRANJ_TB_ERR_BUFFER_TOO_SMALL, "do not fit");
+        expect_code("root dtz", shatranj_tb_probe_root_dtz(handle, &diamond, dm, SHATRANJ_TB_MAX_MOVES, &n),
+                    SHATRANJ_TB_OK, NULL);
+        if (n != 9 || dtz_needed != 9 || !dm[0].optimal || dm[0].dtz != dz || dm[0].category != cat) {
+            fprintf(stderr, "FAIL root dtz: %zu moves (needed %zu), first %d-%d dtz %d category %d optimal %d\n", n,
+                    dtz_needed, dm[0].from, dm[0].to, dm[0].dtz, dm[0].category, dm[0].optimal);
+            failures++;
+        }
+        for (size_t i = 0; i < n && i < 9; i++) {
+            int keeps = dm[i].dtz == dz && dm[i].category == cat;
+            /* the same moves as shatranj_tb_probe_root, in some order */
+            int found = 0;
+            for (size_t j = 0; j < 9; j++)
+                found |= moves[j].from == dm[i].from && moves[j].to == dm[i].to;
+            if (dm[i].optimal != keeps || !found || (i > 0 && dm[i].optimal && !dm[i - 1].optimal) ||
+                (dm[i].category == SHATRANJ_TB_CATEGORY_WIN) != (dm[i].dtz > 0) || dm[i].zeroing > 1) {
+                fprintf(stderr, "FAIL root dtz move %zu: %d-%d dtz %d category %d optimal %d zeroing %d\n", i,
+                        dm[i].from, dm[i].to, dm[i].dtz, dm[i].category, dm[i].optimal, dm[i].zeroing);
+                failures++;
+            }
+        }
+        expect_code("dtz NULL dtz", shatranj_tb_probe_dtz(handle, &diamond, NULL, &cat), SHATRANJ_TB_ERR_NULL_ARGUMENT,
+                    "dtz");
+        expect_code("dtz NULL category", shatranj_tb_probe_dtz(handle, &diamond, &dz, NULL),
+                    SHATRANJ_TB_ERR_NULL_ARGUMENT, "category");
+        expect_code("dtz NULL handle", shatranj_tb_probe_dtz(NULL, &diamond, &dz, &cat), SHATRANJ_TB_ERR_NULL_ARGUMENT,
+                    "tb");
+        expect_code("dtz NULL position", shatranj_tb_probe_dtz(handle, NULL, &dz, &cat),
+                    SHATRANJ_TB_ERR_NULL_ARGUMENT, "pos");
+        expect_code("root dtz NULL moves", shatranj_tb_probe_root_dtz(handle, &diamond, NULL, 5, &n),
+                    SHATRANJ_TB_ERR_NULL_ARGUMENT, "moves");
+        expect_code("root dtz NULL count", shatranj_tb_probe_root_dtz(handle, &diamond, dm, 5, NULL),
+                    SHATRANJ_TB_ERR_NULL_ARGUMENT, "count");
+        ShatranjTbPosition p2 = diamond;
+        p2.turn = 7;
+        expect_code("dtz turn 7", shatranj_tb_probe_dtz(handle, &p2, &dz, &cat), SHATRANJ_TB_ERR_BAD_ARGUMENT, "turn");
+        /* finished games: 0 plies, the category says who has won; no moves */
+        expect_code("dtz of a lost game", shatranj_tb_probe_dtz(handle, &bare, &dz, &cat), SHATRANJ_TB_OK, NULL);
+        if (dz != 0 || cat != SHATRANJ_TB_CATEGORY_LOSS) {
+            fprintf(stderr, "FAIL lost game: dtz %d category %d\n", dz, cat);
+            failures++;
+        }
+        ShatranjTbPosition won = from_board_field("8/8/8/4k3/8/8/7R/K7", SHATRANJ_TB_WHITE);
+        expect_code("dtz of a won game", shatranj_tb_probe_dtz(handle, &won, &dz, &cat), SHATRANJ_TB_OK, NULL);
+        if (dz != 0 || cat != SHATRANJ_TB_CATEGORY_WIN) {
+            fprintf(stderr, "FAIL won game: dtz %d category %d\n", dz, cat);
+            failures++;
+        }
+        n = 99;
+        expect_code("root dtz of a finished game",
+                    shatranj_tb_probe_root_dtz(handle, &bare, dm, SHATRANJ_TB_MAX_MOVES, &n), SHATRANJ_TB_OK, NULL);
+        if (n != 0) {
+            fprintf(stderr, "FAIL finished game has %zu DTZ moves\n", n);
+            failures++;
+        }
+        /* shah against shah: a draw */
+        ShatranjTbPosition kk = from_board_field("8/8/8/4k3/8/8/8/K7", SHATRANJ_TB_WHITE);
+        expect_code("dtz of KvK", shatranj_tb_probe_dtz(handle, &kk, &dz, &cat), SHATRANJ_TB_OK, NULL);
+        if (dz != 0 || cat != SHATRANJ_TB_CATEGORY_DRAW) {
+            fprintf(stderr, "FAIL KvK: dtz %d category %d\n", dz, cat);
+            failures++;
+        }
+        /* the 70-move rule: these tables have no DTZ files for it (WDL still answers) */
+        ShatranjTb *seventy = shatranj_tb_open(dir, "move-rule=70");
+        if (!seventy) {
+            fprintf(stderr, "FAIL open move-rule=70: %s\n", shatranj_tb_last_error());
+            failures++;
+        } else {
+            expect_code("move-rule=70 wdl", shatranj_tb_probe_wdl(seventy, &diamond, &wdl), SHATRANJ_TB_OK, NULL);
+            expect_code("move-rule=70 dtz", shatranj_tb_probe_dtz(seventy, &diamond, &dz, &cat),
+                        SHATRANJ_TB_ERR_MISSING_TABLE, "move-rule=70");
+            expect_code("move-rule=70 root dtz",
+                        shatranj_tb_probe_root_dtz(seventy, &diamond, dm, SHATRANJ_TB_MAX_MOVES, &n),
+                        SHATRANJ_TB_ERR_MISSING_TABLE, "move-rule=70");
+            shatranj_tb_close(seventy);
+        }
+    }
     /* bitboards that do not make a position */
     ShatranjTbPosition p = diamond;
     p.turn = 2;
@@ -427,6 +578,14 @@ static int errors(const char *dir, const char *damaged_dir, const char *missing_
     /* asking again gives the same error, not a crash or a stale answer */
     expect_code("damaged again", shatranj_tb_probe_fen(damaged, krkq, &wdl, &dtm), SHATRANJ_TB_ERR_DAMAGED_TABLE,
                 "damaged");
+    {
+        int dz = 0, cat = 0;
+        ShatranjTbDtzMove dm[SHATRANJ_TB_MAX_MOVES];
+        expect_code("damaged DTZ file", shatranj_tb_probe_dtz(damaged, &krkq_pos, &dz, &cat),
+                    SHATRANJ_TB_ERR_DAMAGED_TABLE, "KRvKQ.counter-loss.tb");
+        expect_code("damaged, root dtz", shatranj_tb_probe_root_dtz(damaged, &krkq_pos, dm, SHATRANJ_TB_MAX_MOVES, &n),
+                    SHATRANJ_TB_ERR_DAMAGED_TABLE, "damaged");
+    }
     shatranj_tb_close(damaged);
 
     if (failures) {
@@ -438,14 +597,14 @@ static int errors(const char *dir, const char *damaged_dir, const char *missing_
 }
 
 int main(int argc, char **argv) {
-    if (argc == 6 && strcmp(argv[1], "compare") == 0) {
-        int threads = atoi(argv[5]);
+    if (argc == 7 && strcmp(argv[1], "compare") == 0) {
+        int threads = atoi(argv[6]);
         if (threads < 1 || threads > 64)
             return 2;
-        return compare(argv[2], argv[3], argv[4], threads);
+        return compare(argv[2], argv[3], argv[4], argv[5], threads);
     }
     if (argc == 5 && strcmp(argv[1], "errors") == 0)
         return errors(argv[2], argv[3], argv[4]);
-    fprintf(stderr, "usage: %s compare TABLES VALUES ROOTS THREADS | errors TABLES DAMAGED MISSING_DIR\n", argv[0]);
+    fprintf(stderr, "usage: %s compare TABLES VALUES ROOTS DTZ_ROOTS THREADS | errors TABLES DAMAGED MISSING_DIR\n", argv[0]);
     return 2;
 }

@@ -200,6 +200,16 @@ def test_al_suli_diamond(server, stubs):
     assert (answer.wdl, answer.dtm) == (pb2.WDL_WIN, 39)
     assert answer.material == "KQvKQ"
     assert answer.best_move == answer.moves[0].uci
+    # DTZ: the tables have DTZ files; the DTZ-optimal moves keep the position's DTZ
+    assert answer.HasField("dtz") and 0 < answer.dtz <= 39
+    assert answer.category == pb2.CATEGORY_WIN
+    assert all(m.HasField("dtz") for m in answer.moves)
+    assert any(m.dtz == answer.dtz for m in answer.moves)
+    assert min(m.dtz for m in answer.moves if m.dtz > 0) == answer.dtz
+    assert not answer.moves[0].zeroing
+    # value_only: the position's value alone, without DTZ
+    short = client.Probe(pb2.ProbeRequest(fen=AL_SULI, value_only=True), timeout=TIMEOUT)
+    assert not short.HasField("dtz") and short.category == pb2.CATEGORY_UNSPECIFIED
 
 
 def test_solve_streams_progress_then_the_proof(server, stubs):

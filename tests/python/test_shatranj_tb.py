@@ -68,13 +68,21 @@ def random_fens(tb, rng, n, white_roles="QBNRP", black_roles="QBNRP", pieces=(1,
 
 def test_diamond(tb):
     r = tb.probe(DIAMOND)
-    assert list(r) == ["fen", "material", "rules", "wdl", "dtm", "end", "best_move", "moves"]
+    assert list(r) == [
+        "fen", "material", "rules", "wdl", "dtm", "dtz", "category", "end", "best_move", "moves",
+    ]
     assert r["fen"] == DIAMOND
     assert r["material"] == "KQvKQ"
     assert r["rules"] == "bare-king=counter,stalemate=loss" == shatranj_tb.DEFAULT_RULES
     assert (r["wdl"], r["dtm"], r["end"]) == ("win", 39, None)
     assert r["best_move"] == r["moves"][0]["uci"]
-    assert r["moves"][0] == {"uci": r["best_move"], "san": "Kb4", "wdl": "win", "dtm": 39}
+    first = r["moves"][0]
+    assert list(first) == ["uci", "san", "wdl", "dtm", "dtz", "zeroing"]
+    assert {k: first[k] for k in ("uci", "san", "wdl", "dtm")} == {
+        "uci": r["best_move"], "san": "Kb4", "wdl": "win", "dtm": 39,
+    }
+    assert first["dtz"] > 0 and first["zeroing"] is False
+    assert r["category"] == "win" and 0 < r["dtz"] <= 39
     assert len(r["moves"]) == 9
     assert tb.wdl(DIAMOND) == shatranj_tb.WIN == 1
     assert tb.dtm(DIAMOND) == 39
@@ -95,6 +103,84 @@ def test_values_of_finished_games_and_draws(tb):
     assert tb.wdl("8/8/8/4k3/8/8/8/K7 w - - 0 1") == shatranj_tb.DRAW
     assert tb.dtm("8/8/8/4k3/8/8/8/K7 w - - 0 1") is None
     assert tb.line("8/8/8/4k3/8/8/8/K7 w - - 0 1") == []
+
+
+def board_of(fen):
+    """{square name: FEN letter} of a FEN's board."""
+    out = {}
+    for i, row in enumerate(fen.split()[0].split("/")):
+        f = 0
+        for c in row:
+            if c.isdigit():
+                f += int(c)
+            else:
+                out["abcdefgh"[f] + str(8 - i)] = c
+                f += 1
+    return out
+
+
+def dtz_rank(dtz):
+    """Better for the mover is greater: quick wins, draws, long losses (no move rule)."""
+    if dtz > 0:
+        return 10**9 - dtz
+    if dtz < 0:
+        return -(10**9) - dtz
+    return 0
+
+
+def test_dtz_and_category(tb):
+    d = tb.dtz(DIAMOND)
+    assert tb.category(DIAMOND) == "win"
+    r = tb.probe(DIAMOND)
+    assert r["dtz"] == d and 0 < d <= 39
+    # the DTZ-optimal move keeps the position's DTZ; no move does better
+    assert max(dtz_rank(m["dtz"]) for m in r["moves"]) == dtz_rank(d)
+    # finished games and draws: 0 plies, the category says who has won
+    assert (tb.dtz("8/8/8/4k3/8/8/7R/K7 b - - 0 1"), tb.category("8/8/8/4k3/8/8/7R/K7 b - - 0 1")) == (0, "loss")
+    assert (tb.dtz("8/8/8/4k3/8/8/7R/K7 w - - 0 1"), tb.category("8/8/8/4k3/8/8/7R/K7 w - - 0 1")) == (0, "win")
+    assert (tb.dtz("8/8/8/4k3/8/8/8/K7 w - - 0 1"), tb.category("8/8/8/4k3/8/8/8/K7 w - - 0 1")) == (0, "draw")
+    sign = {"win": 1, "draw": 0, "loss": -1}
+    rng = random.Random(13)
+    seen = set()
+    for fen in random_fens(tb, rng, 300) + random_fens(tb, rng, 50, pieces=(2, 0)):
+        r = tb.probe(fen)
+        d, c = tb.dtz(fen), tb.category(fen)
+        assert (r["dtz"], r["category"]) == (d, c), fen
+        assert c == r["wdl"], fen  # no move rule: the plain three
+        assert (d > 0) - (d < 0) == sign[c] or d == 0 and r["end"], fen
+        seen.add(c)
+        board = board_of(fen)
+        for m in r["moves"]:
+            assert (m["dtz"] > 0) - (m["dtz"] < 0) == sign[m["wdl"]], (fen, m)
+            zeroing = m["uci"][2:4] in board or board[m["uci"][:2]] in "Pp"
+            assert m["zeroing"] is zeroing, (fen, m)
+        if r["moves"] and not r["end"]:
+            assert max(dtz_rank(m["dtz"]) for m in r["moves"]) == dtz_rank(d), fen
+    assert seen == {"win", "draw", "loss"}
+
+
+def test_dtz_without_dtz_files(tmp_path):
+    # the WDL and DTM files only: probe answers without DTZ, dtz() is a LookupError
+    for ext in ("tbw", "tbd"):
+        name = f"KQvKQ.counter-loss.{ext}"
+        shutil.copy(TABLES / name, tmp_path / name)
+    old = Tablebase(tmp_path)
+    r = old.probe(DIAMOND)
+    assert (r["dtm"], r["dtz"], r["category"]) == (39, None, None)
+    assert all(m["dtz"] is None for m in r["moves"])
+    with pytest.raises(LookupError, match="KQvKQ"):
+        old.dtz(DIAMOND)
+    with pytest.raises(LookupError, match="KQvKQ"):
+        old.category(DIAMOND)
+    # under the 70-move rule the test tables have no DTZ files either
+    seventy = Tablebase(TABLES, rules="move-rule=70")
+    assert seventy.wdl(DIAMOND) == 1
+    with pytest.raises(LookupError, match="move-rule=70"):
+        seventy.dtz(DIAMOND)
+    assert seventy.probe(DIAMOND)["dtz"] is None
+    with pytest.raises(ValueError, match="invalid FEN"):
+        tb_dtz_bad = Tablebase(TABLES)
+        tb_dtz_bad.dtz("not a fen")
 
 
 def test_the_binary_and_the_oracle_are_there():

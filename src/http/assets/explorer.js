@@ -92,22 +92,30 @@ function afterMove(s, uci) {
 
 // ---- words ---------------------------------------------------------------------------
 
+// The result without the move rule (the page shows DTM): a cursed win is a win, a
+// blessed loss a loss (the API's DTZ categories under move-rule=70).
+function plain(category) {
+  if (category === 'cursed-win') return 'win';
+  if (category === 'blessed-loss') return 'loss';
+  return category;
+}
+
 function verdict(p, turn) {
   const us = turn === 'w' ? 'White' : 'Black';
   const them = turn === 'w' ? 'Black' : 'White';
-  if (p.category === 'draw') return p.end ? `Draw (${p.end})` : 'Draw';
+  if (plain(p.category) === 'draw') return p.end ? `Draw (${p.end})` : 'Draw';
   const d = Math.abs(p.dtm);
   if (p.end) {
-    return p.category === 'win' ? `${us} has won (${p.end})` : `${them} has won (${p.end}): ${us} to move has lost`;
+    return plain(p.category) === 'win' ? `${us} has won (${p.end})` : `${them} has won (${p.end}): ${us} to move has lost`;
   }
-  return `${p.category === 'win' ? us : them} wins in ${d} ${d === 1 ? 'ply' : 'plies'}`;
+  return `${plain(p.category) === 'win' ? us : them} wins in ${d} ${d === 1 ? 'ply' : 'plies'}`;
 }
 
 // A move's result for the side that plays it (the answer gives it for the other side).
 function moveResult(m) {
-  if (m.category === 'draw') return { cls: 'draw', text: 'draw' };
+  if (plain(m.category) === 'draw') return { cls: 'draw', text: 'draw' };
   const d = Math.abs(m.dtm) + 1;
-  return m.category === 'loss' ? { cls: 'win', text: `win in ${d}` } : { cls: 'loss', text: `loss in ${d}` };
+  return plain(m.category) === 'loss' ? { cls: 'win', text: `win in ${d}` } : { cls: 'loss', text: `loss in ${d}` };
 }
 
 function moveNote(m) {
@@ -160,7 +168,7 @@ function drawPanel() {
   v.className = '';
   if (p) {
     v.textContent = verdict(p, st.turn);
-    if (p.category !== 'draw') v.classList.add((p.category === 'win') === (st.turn === 'w') ? 'win' : 'loss');
+    if (plain(p.category) !== 'draw') v.classList.add((plain(p.category) === 'win') === (st.turn === 'w') ? 'win' : 'loss');
     $('details').textContent = `${st.turn === 'w' ? 'White' : 'Black'} to move · ${p.material} · ${p.rules}`;
   } else {
     v.textContent = '\u00a0';
@@ -185,7 +193,7 @@ function drawPanel() {
   $('back').disabled = st.at <= 0;
   $('forward').disabled = st.at >= st.history.length - 1;
   $('bestline').textContent = st.playing ? 'Stop' : 'Play the best line';
-  $('bestline').disabled = !st.playing && (!p || p.category === 'draw' || p.moves.length === 0 || st.editing);
+  $('bestline').disabled = !st.playing && (!p || plain(p.category) === 'draw' || p.moves.length === 0 || st.editing);
   $('edit').classList.toggle('on', st.editing);
   $('editor').hidden = !st.editing;
   $(`turn-${st.turn}`).checked = true;
