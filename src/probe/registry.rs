@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::{
-    CacheStats, DEFAULT_CACHE_BYTES, DTM_EXT, MAX_MEN, ProbeError, Tablebase, WDL_EXT, table_path,
+    CacheStats, DEFAULT_CACHE_BYTES, DTM_EXT, DTZ_EXT, MAX_MEN, ProbeError, Tablebase, WDL_EXT,
+    table_path,
 };
 use crate::format::{CacheBudget, Metric, TableFile};
 use crate::index::{INDEX_SCHEME, TableIndex};
@@ -24,6 +25,9 @@ pub(super) struct Slot {
     pub(super) wdl: OnceLock<TableFile>,
     pub(super) dtm: OnceLock<TableFile>,
     pub(super) dtz: OnceLock<TableFile>,
+    /// Whether the directory held the DTZ file (under the tablebase's move rule) when it
+    /// was last listed.
+    pub(super) dtz_present: AtomicBool,
 }
 
 impl Slot {
@@ -61,6 +65,7 @@ impl Tablebase {
                     wdl: OnceLock::new(),
                     dtm: OnceLock::new(),
                     dtz: OnceLock::new(),
+                    dtz_present: AtomicBool::new(false),
                 };
                 (m, slot)
             })
@@ -140,6 +145,7 @@ impl Tablebase {
             format!(".{}.{DTM_EXT}", self.rules.base().slug()),
             format!(".{}.{WDL_EXT}", self.rules.base().slug()),
         ];
+        let dtz_suffix = format!(".{}.{DTZ_EXT}", self.rules.slug());
         for entry in entries {
             let entry = entry.map_err(|source| ProbeError::Io {
                 path: self.dir.clone(),
@@ -147,6 +153,17 @@ impl Tablebase {
             })?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
+            if let Some(stem) = name.strip_suffix(dtz_suffix.as_str()) {
+                if let Some(slot) = stem
+                    .parse::<Material>()
+                    .ok()
+                    .filter(|m| *m == m.normalized())
+                    .and_then(|m| self.slots.get(&m))
+                {
+                    slot.dtz_present.store(true, Ordering::Release);
+                }
+                continue;
+            }
             let Some(stem) = suffixes.iter().find_map(|s| name.strip_suffix(s.as_str())) else {
                 continue;
             };
@@ -311,19 +328,14 @@ impl Tablebase {
         Ok(())
     }
 
-    /// Whether the DTZ file of a table (under this tablebase's move rule) is in the
-    /// directory (not whether it is intact: opening it checks that).
+    /// Whether the DTZ file of a table (under this tablebase's move rule) was in the
+    /// directory when it was last listed (not whether it is intact: opening it checks
+    /// that). A map lookup and atomic loads, no system call.
     #[must_use]
     pub fn has_dtz_file(&self, material: Material) -> bool {
-        let stored = material.normalized();
-        if self
-            .slots
-            .get(&stored)
-            .is_some_and(|s| s.dtz.get().is_some())
-        {
-            return true;
-        }
-        table_path(&self.dir, stored, self.rules, Metric::Dtz).is_file()
+        self.slots
+            .get(&material.normalized())
+            .is_some_and(|s| s.dtz.get().is_some() || s.dtz_present.load(Ordering::Acquire))
     }
 
     /// Whether the table of `material` has a DTZ file here that opens and validates.
