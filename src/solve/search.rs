@@ -265,16 +265,23 @@ impl<'s, 'a> Search<'s, 'a> {
         } else {
             pos.legal_moves_into(moves);
         }
+        // the opponent's shah keeps a flight after most moves: found without its moves
+        let flights = opponent_flights(pos);
         for m in moves.iter() {
             let child = pos.play_unchecked(m);
             if m.is_conversion() {
                 if free.without(m.to).any() && !child.is_check() {
                     continue;
                 }
+                // (a capture of the last man ends the game even so)
+                if !child.is_bare(child.turn()) && keeps_a_flight(&child, m, flights) {
+                    continue;
+                }
                 if self.lose_within(&child, 0)? {
                     return Ok(true);
                 }
-            } else if !has_legal_move_fast(&child)
+            } else if !keeps_a_flight(&child, m, flights)
+                && !child.has_legal_move()
                 && no_move_value(&child, self.shared.rules) == Value::Loss(0)
             {
                 // a quiet move keeps the material, which has no table: no leaf here
@@ -542,6 +549,38 @@ pub(crate) fn free_leapers(pos: &Position) -> Bitboard {
         }
     }
     free
+}
+
+/// The squares next to the opponent's shah that it could step to now: not held by its
+/// own men and attacked by none of ours (its shah taken off the board, so that it does
+/// not shield itself from a rook).
+fn opponent_flights(pos: &Position) -> Bitboard {
+    let board = pos.board();
+    let shah = pos.shah(!pos.turn());
+    let occ = board.occupied().without(shah);
+    let mut flights = Bitboard::EMPTY;
+    for sq in attacks::shah_attacks(shah) & !board.by_color(!pos.turn()) {
+        if board.attackers_to(sq, pos.turn(), occ).is_empty() {
+            flights.insert(sq);
+        }
+    }
+    flights
+}
+
+/// Whether after our move `m`, which led to `child`, the opponent's shah still has one
+/// of `flights` (its flights before the move, [`opponent_flights`]), so that it has a
+/// legal move. Only the man moved (from its new square) and our rooks (through the
+/// square it left) can attack a square anew; the square moved to is not counted.
+fn keeps_a_flight(child: &Position, m: &Move, flights: Bitboard) -> bool {
+    let us = !child.turn();
+    let board = child.board();
+    let occ = board.occupied().without(child.shah(child.turn()));
+    let role = if m.promotion { Role::Ferz } else { m.role };
+    let hit = attacks::attacks(role, us, m.to, occ);
+    let rooks = board.by_role(Role::Rook) & board.by_color(us);
+    (flights.without(m.to) & !hit)
+        .into_iter()
+        .any(|f| (attacks::rook_attacks(f, occ) & rooks).is_empty())
 }
 
 /// Whether the side to move has a legal move: [`Position::has_legal_move`], but first a

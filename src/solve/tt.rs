@@ -83,7 +83,7 @@ impl Bounds {
 }
 
 /// Entries a bucket holds; a key may sit in either.
-const WAYS: usize = 2;
+const WAYS: usize = 4;
 /// Bytes of one entry.
 pub(crate) const ENTRY_BYTES: usize = 16;
 
