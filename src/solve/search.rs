@@ -467,7 +467,11 @@ impl<'s, 'a> Search<'s, 'a> {
                     continue;
                 }
             }
-            let key = (u32::from(!capture_or_promotion(m, theirs)) << 1) | shah_first(m);
+            // a check leaves the attacker few answers: the cheapest refutation to prove
+            let check = pos.play_unchecked(m).is_check();
+            let key = (u32::from(!check) << 2)
+                | (u32::from(!capture_or_promotion(m, theirs)) << 1)
+                | shah_first(m);
             order[n] = (key << 8) | i as u32;
             n += 1;
         }
