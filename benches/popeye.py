@@ -8,7 +8,8 @@ For every problem of the collection (`name | FEN | result | plies | key | source
 goal Popeye can state, it runs `shatranj-tb solve FEN --plies P --threads 1 --json` and
 Popeye on the same position, each as a whole process on one thread, and prints their CPU
 seconds (user + system, from the kernel's accounting of the child), the ratio ours /
-Popeye's, and whether both found the same keys.
+Popeye's, and whether both found the same keys. Both get the same memory: `solve --hash
+1024` (its table grows to that only as a problem needs it) and Popeye's `-maxmem 1G`.
 
 Popeye's input is made from the FEN:
 - pieces: shah `K`, ferz `FE` (fers), alfil `AL`, knight `S`, rook `R`, pawn `P`;
@@ -160,6 +161,9 @@ def main():
                     help="Popeye's goal: #=N (shatranj's stalemate wins too: the same proof) "
                          "or #N (mate only: a lower bound on Popeye's work when a defence "
                          "ends in stalemate)")
+    ap.add_argument("--hash", type=int, default=1024,
+                    help="MiB of transposition table for solve (default 1024, the memory "
+                         "Popeye is given with -maxmem 1G)")
     ap.add_argument("--popeye-max-time", type=int, default=600,
                     help="seconds Popeye may take on one problem (its MaxTime option)")
     args = ap.parse_args()
@@ -184,7 +188,7 @@ def main():
         answer = None
         for _ in range(max(1, args.repeat)):
             out, cpu, _wall = run_timed([args.bin, "solve", prob["fen"], "--plies", str(prob["plies"]),
-                                         "--threads", "1", "--tree-depth", "0", "--json",
+                                         "--threads", "1", "--hash", str(args.hash), "--tree-depth", "0", "--json",
                                          "--tables", args.tables])
             answer = json.loads(out)
             ours_cpu = cpu if ours_cpu is None else min(ours_cpu, cpu)

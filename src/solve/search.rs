@@ -21,6 +21,7 @@ use crate::position::{Move, MoveList, Position};
 use crate::probe::{MAX_MEN, ProbeError, Tablebase};
 use crate::role::Role;
 use crate::rules::{RuleSet, Stalemate};
+use crate::square::Square;
 use crate::value::Value;
 
 use super::tt::{Bounds, TransTable};
@@ -62,9 +63,9 @@ pub(crate) struct Search<'s, 'a> {
     shared: &'s Shared<'a>,
     nodes: u64,
     table_hits: u64,
-    /// For each depth, the last defence that held there (from and to squares): a
+    /// For each depth, the last defence that held there (as a move hint): a
     /// defence that refuted one attack often refutes its siblings too.
-    killers: [(u8, u8); 256],
+    killers: [u16; 256],
     /// Move lists and move orders of the nodes on the current path, reused: a node
     /// takes one and gives it back, so no node allocates or clears 2 KB of arrays.
     scratch: Vec<Box<Scratch>>,
@@ -123,7 +124,7 @@ impl<'s, 'a> Search<'s, 'a> {
             shared,
             nodes: 0,
             table_hits: 0,
-            killers: [(u8::MAX, u8::MAX); 256],
+            killers: [0; 256],
             scratch: Vec::new(),
         }
     }
@@ -205,56 +206,82 @@ impl<'s, 'a> Search<'s, 'a> {
             return Ok(false);
         }
         self.count_node()?;
-        let mut scratch = self.take_scratch();
         if d == 1 {
             // cheaper to answer again than to remember
+            let mut scratch = self.take_scratch();
             let found = self.any_ends_at_once(pos, &mut scratch.moves);
             self.scratch.push(scratch);
             return found;
         }
-        pos.legal_moves_into(&mut scratch.moves);
         let key = position_key(pos);
         let known = self.shared.tt.get(key);
         if u32::from(known.win_within) <= d || u32::from(known.no_win_below) > d {
-            self.scratch.push(scratch);
             return Ok(u32::from(known.win_within) <= d);
         }
-        let found = self.any_move_wins(pos, &mut scratch, d);
+        let d8 = d.min(254) as u8;
+        // the move that won here before (at a longer bound), before generating the rest
+        let hinted = legal_move_of_hint(pos, known.hint);
+        if let Some(m) = hinted {
+            if self.lose_within(&pos.play_unchecked(&m), d - 1)? {
+                self.shared.tt.add(
+                    key,
+                    Bounds {
+                        win_within: d8,
+                        ..Bounds::UNKNOWN
+                    },
+                );
+                return Ok(true);
+            }
+        }
+        let mut scratch = self.take_scratch();
+        pos.legal_moves_into(&mut scratch.moves);
+        let found = self.any_move_wins(pos, &mut scratch, d, hinted.map_or(0, |m| hint_of(&m)));
         self.scratch.push(scratch);
         let found = found?;
-        let d8 = d.min(254) as u8;
-        let facts = if found {
-            Bounds {
+        let facts = match found {
+            Some(m) => Bounds {
                 win_within: d8,
+                hint: hint_of(&m),
                 ..Bounds::UNKNOWN
-            }
-        } else {
-            Bounds {
+            },
+            None => Bounds {
                 no_win_below: d8 + 1,
                 ..Bounds::UNKNOWN
-            }
+            },
         };
         self.shared.tt.add(key, facts);
-        Ok(found)
+        Ok(found.is_some())
     }
 
     /// Whether a move ends the game at once in the mover's favour. A quiet move can
     /// only do it by check (mate) or by stalemate; when the opponent keeps a move
-    /// whatever we play ([`cannot_be_stalemated`]), only captures, promotions and checks
-    /// are generated (`moves` is scratch space).
+    /// whatever we play ([`free_leapers`]), only captures, promotions and checks are
+    /// generated, and a capture or promotion that gives no check and leaves one of those
+    /// leapers ends nothing (`moves` is scratch space).
     fn any_ends_at_once(&mut self, pos: &Position, moves: &mut MoveList) -> Result<bool> {
-        if cannot_be_stalemated(pos) {
+        let free = free_leapers(pos);
+        if free.any() {
             pos.checks_and_conversions_into(moves);
         } else {
             pos.legal_moves_into(moves);
         }
+        // the opponent's shah keeps a flight after most moves: found without its moves
+        let flights = opponent_flights(pos);
         for m in moves.iter() {
             let child = pos.play_unchecked(m);
             if m.is_conversion() {
+                if free.without(m.to).any() && !child.is_check() {
+                    continue;
+                }
+                // (a capture of the last man ends the game even so)
+                if !child.is_bare(child.turn()) && keeps_a_flight(&child, m, flights) {
+                    continue;
+                }
                 if self.lose_within(&child, 0)? {
                     return Ok(true);
                 }
-            } else if !child.has_legal_move()
+            } else if !keeps_a_flight(&child, m, flights)
+                && !child.has_legal_move()
                 && no_move_value(&child, self.shared.rules) == Value::Loss(0)
             {
                 // a quiet move keeps the material, which has no table: no leaf here
@@ -264,21 +291,30 @@ impl<'s, 'a> Search<'s, 'a> {
         Ok(false)
     }
 
-    /// Whether one of `moves` leads to a loss within `d - 1` plies for the opponent,
-    /// trying checks first and then, deeper in the tree, the moves that leave the
-    /// opponent fewest replies.
-    fn any_move_wins(&mut self, pos: &Position, scratch: &mut Scratch, d: u32) -> Result<bool> {
+    /// A move of `moves` that leads to a loss within `d - 1` plies for the opponent, if
+    /// one does, trying checks first and then, deeper in the tree, the moves that leave
+    /// the opponent fewest replies. The move of hint `skip` was tried already.
+    fn any_move_wins(
+        &mut self,
+        pos: &Position,
+        scratch: &mut Scratch,
+        d: u32,
+        skip: u16,
+    ) -> Result<Option<Move>> {
         let Scratch { moves, order, .. } = scratch;
         // order key << 8 | move number
         let mut n = 0;
         for (i, m) in moves.iter().enumerate() {
+            if hint_of(m) == skip {
+                continue;
+            }
             let child = pos.play_unchecked(m);
             // its entry is read when it is searched: start loading it now
             self.shared.tt.prefetch(position_key(&child));
             if m.is_conversion() {
                 if let Some(v) = self.leaf(&child)? {
                     if matches!(v, Value::Loss(k) if k < d) {
-                        return Ok(true);
+                        return Ok(Some(*m));
                     }
                     continue; // decided, and not a win for us within d
                 }
@@ -288,7 +324,7 @@ impl<'s, 'a> Search<'s, 'a> {
                 let replies = child.count_legal_moves() as u32;
                 if replies == 0 {
                     if no_move_value(&child, self.shared.rules) == Value::Loss(0) {
-                        return Ok(true);
+                        return Ok(Some(*m));
                     }
                     continue;
                 }
@@ -302,12 +338,12 @@ impl<'s, 'a> Search<'s, 'a> {
         let order = &mut order[..n];
         order.sort_unstable();
         for &k in order.iter() {
-            let child = pos.play_unchecked(&moves[(k & 0xff) as usize]);
-            if self.lose_within(&child, d - 1)? {
-                return Ok(true);
+            let m = &moves[(k & 0xff) as usize];
+            if self.lose_within(&pos.play_unchecked(m), d - 1)? {
+                return Ok(Some(*m));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// Whether the side to move loses within `d` plies whatever it plays.
@@ -317,22 +353,50 @@ impl<'s, 'a> Search<'s, 'a> {
         }
         // a loss takes an even number of plies
         let d = d & !1;
+        if d == 0 {
+            self.count_node()?;
+            // lost now, or not within 0 plies
+            return Ok(!has_legal_move_fast(pos)
+                && no_move_value(pos, self.shared.rules) == Value::Loss(0));
+        }
         let key = position_key(pos);
-        if d > 0 {
-            let known = self.shared.tt.get(key);
-            if u32::from(known.loss_within) <= d {
-                return Ok(true);
-            }
-            if u32::from(known.no_loss_below) > d {
-                return Ok(false);
-            }
+        let known = self.shared.tt.get(key);
+        if u32::from(known.loss_within) <= d {
+            return Ok(true);
+        }
+        if u32::from(known.no_loss_below) > d {
+            return Ok(false);
         }
         self.count_node()?;
-        if d == 0 {
-            // lost now, or not within 0 plies
-            return Ok(
-                !pos.has_legal_move() && no_move_value(pos, self.shared.rules) == Value::Loss(0)
-            );
+        let d8 = d.min(254) as u8;
+        // Defences that held before, tried before generating the rest: the last one that
+        // held at this depth (the killer), then the one that held here at a shorter
+        // bound (the table's hint; trying it first cost more nodes). Most nodes of a
+        // refutation end here.
+        let mut tried = [0u16; 2];
+        for (i, hint) in [self.killers[d as usize], known.hint]
+            .into_iter()
+            .enumerate()
+        {
+            if hint == 0 || tried.contains(&hint) {
+                continue;
+            }
+            let Some(m) = legal_move_of_hint(pos, hint) else {
+                continue;
+            };
+            if !self.win_within(&pos.play_unchecked(&m), d - 1)? {
+                self.killers[d as usize] = hint;
+                self.shared.tt.add(
+                    key,
+                    Bounds {
+                        no_loss_below: d8 + 1,
+                        hint,
+                        ..Bounds::UNKNOWN
+                    },
+                );
+                return Ok(false);
+            }
+            tried[i] = hint;
         }
         let mut scratch = self.take_scratch();
         pos.legal_moves_into(&mut scratch.moves);
@@ -340,29 +404,38 @@ impl<'s, 'a> Search<'s, 'a> {
             self.scratch.push(scratch);
             return Ok(no_move_value(pos, self.shared.rules) == Value::Loss(0));
         }
-        let lost = self.every_move_loses(pos, &mut scratch, d);
+        let held = self.every_move_loses(pos, &mut scratch, d, tried);
         self.scratch.push(scratch);
-        let lost = lost?;
-        let d8 = d.min(254) as u8;
-        let facts = if lost {
-            Bounds {
+        let held = held?;
+        let facts = match held {
+            None => Bounds {
                 loss_within: d8,
                 ..Bounds::UNKNOWN
-            }
-        } else {
-            Bounds {
-                no_loss_below: d8 + 1,
-                ..Bounds::UNKNOWN
+            },
+            Some(m) => {
+                self.killers[d as usize] = hint_of(&m);
+                Bounds {
+                    no_loss_below: d8 + 1,
+                    hint: hint_of(&m),
+                    ..Bounds::UNKNOWN
+                }
             }
         };
         self.shared.tt.add(key, facts);
-        Ok(lost)
+        Ok(held.is_none())
     }
 
-    /// Whether every one of `moves` lets the opponent win within `d - 1` plies. Defences
-    /// already known to hold come first, then captures (often into a table, answered at
-    /// once), then shah moves, then the rest.
-    fn every_move_loses(&mut self, pos: &Position, scratch: &mut Scratch, d: u32) -> Result<bool> {
+    /// A defence among `moves` after which the opponent does not win within `d - 1`
+    /// plies, or `None` if every one loses. Captures come first (often into a table,
+    /// answered at once), then shah moves, then the rest; the moves of hints `tried`
+    /// were tried already, and lose.
+    fn every_move_loses(
+        &mut self,
+        pos: &Position,
+        scratch: &mut Scratch,
+        d: u32,
+        tried: [u16; 2],
+    ) -> Result<Option<Move>> {
         let Scratch { moves, order, keys } = scratch;
         let mut n = 0;
         let theirs = pos.board().by_color(!pos.turn());
@@ -374,10 +447,13 @@ impl<'s, 'a> Search<'s, 'a> {
             }
         }
         for (i, m) in moves.iter().enumerate() {
+            if tried.contains(&hint_of(m)) {
+                continue;
+            }
             if m.is_conversion() {
                 if let Some(v) = self.leaf(&pos.play_unchecked(m))? {
                     if !matches!(v, Value::Win(k) if k < d) {
-                        return Ok(false);
+                        return Ok(Some(*m));
                     }
                     continue;
                 }
@@ -386,14 +462,15 @@ impl<'s, 'a> Search<'s, 'a> {
                 // what the table knows of the child (mates in one it does not keep)
                 let known = self.shared.tt.get(keys[i]);
                 if u32::from(known.no_win_below) >= d {
-                    return Ok(false);
+                    return Ok(Some(*m));
                 }
                 if u32::from(known.win_within) < d {
                     continue;
                 }
             }
-            let killer = (m.from.index() as u8, m.to.index() as u8) == self.killers[d as usize];
-            let key = (u32::from(!killer) << 2)
+            // a check leaves the attacker few answers: the cheapest refutation to prove
+            let check = pos.play_unchecked(m).is_check();
+            let key = (u32::from(!check) << 2)
                 | (u32::from(!capture_or_promotion(m, theirs)) << 1)
                 | shah_first(m);
             order[n] = (key << 8) | i as u32;
@@ -403,32 +480,127 @@ impl<'s, 'a> Search<'s, 'a> {
         order.sort_unstable();
         for &k in order.iter() {
             let m = &moves[(k & 0xff) as usize];
-            let child = pos.play_unchecked(m);
-            if !self.win_within(&child, d - 1)? {
-                self.killers[d as usize] = (m.from.index() as u8, m.to.index() as u8);
-                return Ok(false);
+            if !self.win_within(&pos.play_unchecked(m), d - 1)? {
+                return Ok(Some(*m));
             }
         }
-        Ok(true)
+        Ok(None)
     }
 }
 
-/// Whether the opponent of the side to move keeps a legal move after any move that
-/// gives no check: it has a leaper (knight, ferz, alfil) off its shah's rank and file
-/// (so no rook can pin it) with a square to go to that its own men do not hold. Such a
-/// move stays legal whatever we play, short of check.
-pub(crate) fn cannot_be_stalemated(pos: &Position) -> bool {
+/// The hint of a move: `1 + from * 64 + to` (0 is no hint).
+fn hint_of(m: &Move) -> u16 {
+    1 + (m.from.index() as u16) * 64 + m.to.index() as u16
+}
+
+/// The legal move of `pos` from and to the squares of `hint`, if there is one.
+fn legal_move_of_hint(pos: &Position, hint: u16) -> Option<Move> {
+    if hint == 0 {
+        return None;
+    }
+    let from = Square::new(u32::from((hint - 1) / 64));
+    let to = Square::new(u32::from((hint - 1) % 64));
+    let us = pos.turn();
+    let board = pos.board();
+    let piece = board.piece_at(from)?;
+    let (ours, theirs, occ) = (board.by_color(us), board.by_color(!us), board.occupied());
+    if piece.color != us || ours.contains(to) {
+        return None;
+    }
+    let role = piece.role;
+    let reachable = if role == Role::Pawn {
+        let push = from.offset(0, us.fold(1, -1));
+        (push == Some(to) && !occ.contains(to))
+            || (attacks::pawn_attacks(us, from).contains(to) && theirs.contains(to))
+    } else {
+        attacks::attacks(role, us, from, occ).contains(to)
+    };
+    if !reachable {
+        return None;
+    }
+    let m = Move {
+        role,
+        from,
+        to,
+        capture: if theirs.contains(to) {
+            board.role_at(to)
+        } else {
+            None
+        },
+        promotion: role == Role::Pawn && to.rank() == us.fold(7, 0),
+    };
+    // legal if our shah is not attacked afterwards
+    let after = pos.play_unchecked(&m);
+    let b = after.board();
+    b.attackers_to(after.shah(us), !us, b.occupied())
+        .is_empty()
+        .then_some(m)
+}
+
+/// The leapers (knights, ferzes, alfils) of the opponent of the side to move that keep
+/// it a legal move after any move of ours that gives no check: off its shah's rank and
+/// file (so no rook can pin them), with a square to go to that its own men do not hold.
+pub(crate) fn free_leapers(pos: &Position) -> Bitboard {
     let them = !pos.turn();
     let board = pos.board();
     let own = board.by_color(them);
     let lines = attacks::rook_attacks(pos.shah(them), Bitboard::EMPTY);
-    [Role::Knight, Role::Ferz, Role::Alfil]
+    let mut free = Bitboard::EMPTY;
+    for role in [Role::Knight, Role::Ferz, Role::Alfil] {
+        for sq in board.by_role(role) & own & !lines {
+            if (attacks::attacks(role, them, sq, board.occupied()) & !own).any() {
+                free.insert(sq);
+            }
+        }
+    }
+    free
+}
+
+/// The squares next to the opponent's shah that it could step to now: not held by its
+/// own men and attacked by none of ours (its shah taken off the board, so that it does
+/// not shield itself from a rook).
+fn opponent_flights(pos: &Position) -> Bitboard {
+    let board = pos.board();
+    let shah = pos.shah(!pos.turn());
+    let occ = board.occupied().without(shah);
+    let mut flights = Bitboard::EMPTY;
+    for sq in attacks::shah_attacks(shah) & !board.by_color(!pos.turn()) {
+        if board.attackers_to(sq, pos.turn(), occ).is_empty() {
+            flights.insert(sq);
+        }
+    }
+    flights
+}
+
+/// Whether after our move `m`, which led to `child`, the opponent's shah still has one
+/// of `flights` (its flights before the move, [`opponent_flights`]), so that it has a
+/// legal move. Only the man moved (from its new square) and our rooks (through the
+/// square it left) can attack a square anew; the square moved to is not counted.
+fn keeps_a_flight(child: &Position, m: &Move, flights: Bitboard) -> bool {
+    let us = !child.turn();
+    let board = child.board();
+    let occ = board.occupied().without(child.shah(child.turn()));
+    let role = if m.promotion { Role::Ferz } else { m.role };
+    let hit = attacks::attacks(role, us, m.to, occ);
+    let rooks = board.by_role(Role::Rook) & board.by_color(us);
+    (flights.without(m.to) & !hit)
         .into_iter()
-        .any(|role| {
-            (board.by_role(role) & own & !lines)
-                .into_iter()
-                .any(|sq| (attacks::attacks(role, them, sq, board.occupied()) & !own).any())
-        })
+        .any(|f| (attacks::rook_attacks(f, occ) & rooks).is_empty())
+}
+
+/// Whether the side to move has a legal move: [`Position::has_legal_move`], but first a
+/// look for a flight of the shah (the usual answer to a check) without generating moves.
+pub(crate) fn has_legal_move_fast(pos: &Position) -> bool {
+    let us = pos.turn();
+    let board = pos.board();
+    let shah = pos.shah(us);
+    let occ = board.occupied().without(shah);
+    for to in attacks::shah_attacks(shah) & !board.by_color(us) {
+        if board.attackers_to(to, !us, occ).is_empty() {
+            return true;
+        }
+    }
+    pos.has_legal_move()
 }
 
 fn capture_or_promotion(m: &Move, theirs: Bitboard) -> bool {
