@@ -334,7 +334,15 @@ fn longest_dtz_figures_agree_with_a_scan_of_every_4_man_table() {
                 }
                 let p = u32::from(plies[s]);
                 match Value::from_dtm_code(c) {
-                    Value::Win(_) => lw = lw.max(p),
+                    // a win by a zeroing move holds any value in the file (the probe
+                    // finds its 1 ply), never less than 1: a value above the longest so
+                    // far is asked of the probe
+                    Value::Win(_) if p > lw => {
+                        let board = index.decode(i).unwrap();
+                        let pos = Position::from_board(board, stored_turn).unwrap();
+                        lw = lw.max(tb.dtz(&pos).unwrap().plies);
+                    }
+                    Value::Win(_) => {}
                     _ => ll = ll.max(p),
                 }
             }
@@ -371,4 +379,66 @@ fn dtz_is_at_most_dtm() {
             .collect::<Vec<_>>();
         assert!(bad.is_empty(), "{m}: {:?}", &bad[..bad.len().min(5)]);
     }
+}
+
+/// `verify` re-derives DTZ from the children: a table whose DTZ file holds one wrong value
+/// (rewritten whole, so every checksum holds) fails it, naming the position.
+#[test]
+fn verify_finds_one_altered_dtz_value() {
+    let four = support_tables::default_tables();
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(four).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".tbw") || name.ends_with(".tbd") || name.ends_with(".tbz") {
+            std::fs::copy(entry.path(), dir.path().join(&name)).unwrap();
+        }
+    }
+    let m: Material = "KQvKQ".parse().unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    assert_eq!(
+        shatranj_tb::generate::files::verify(&tb, m, &NoProgress)
+            .unwrap()
+            .mismatch_count,
+        0
+    );
+    // a win of 7 plies that no zeroing move wins (so its value is read from the file)
+    let index = shatranj_tb::index::TableIndex::new(m);
+    let (slot, pos) = (0..index.size())
+        .find_map(|i| {
+            let board = index.decode(i)?;
+            let pos = Position::from_board(board, Color::White).ok()?;
+            (index.encode(&board) == Some(i)
+                && tb.dtz(&pos).unwrap() == Dtz::from_plies(Wdl::Win, 7, MoveRule::None))
+            .then_some((i, pos))
+        })
+        .expect("a win in 7 plies to a zeroing move");
+    let path = dir.path().join("KQvKQ.counter-loss.tbz");
+    let file = TableFile::open(&path).unwrap();
+    let meta = file.meta().clone();
+    let mut values = file.read_all().unwrap();
+    drop(file);
+    assert_eq!(values[slot as usize], 7);
+    values[slot as usize] = 9;
+    shatranj_tb::format::write_table_with(
+        &path,
+        &meta,
+        &values,
+        &shatranj_tb::format::WriteOptions::default(),
+    )
+    .unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    assert_eq!(
+        tb.dtz(&pos).unwrap(),
+        Dtz::from_plies(Wdl::Win, 9, MoveRule::None)
+    );
+    let report = shatranj_tb::generate::files::verify(&tb, m, &NoProgress).unwrap();
+    // the position itself, and every predecessor whose DTZ went through it
+    assert!(report.mismatch_count >= 1, "{report:?}");
+    let fen = pos.fen();
+    assert!(
+        report.mismatches.iter().any(|l| l.starts_with(&fen)),
+        "{fen} not among {:?}",
+        report.mismatches
+    );
 }

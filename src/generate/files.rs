@@ -765,30 +765,12 @@ pub(crate) fn derived_dtz(
     let mut best: Option<Dtz> = None;
     for m in moves.iter() {
         let child = pos.play_unchecked(m);
-        let v = if m.capture.is_some() || m.role == crate::role::Role::Pawn {
-            dtz_after_zeroing(tb.dtz(&child)?.category, rule)
-        } else {
-            let c = tb.dtz(&child)?;
-            Dtz::from_plies(c.category.flip().wdl(), c.plies + 1, rule)
-        };
+        let v = crate::probe::dtz_of_move(crate::probe::is_zeroing(m), tb.dtz(&child)?, rule);
         if best.is_none_or(|b| v.rank() > b.rank()) {
             best = Some(v);
         }
     }
     Ok(best.expect("a move exists"))
-}
-
-/// The value of a zeroing move, for its mover, into a child of `category` (for the side
-/// to move there).
-pub(crate) fn dtz_after_zeroing(category: Category, rule: MoveRule) -> Dtz {
-    let (wdl, plies) = match category.flip() {
-        Category::Win => (crate::value::Wdl::Win, 1),
-        Category::CursedWin => (crate::value::Wdl::Win, 141),
-        Category::Draw => (crate::value::Wdl::Draw, 0),
-        Category::BlessedLoss => (crate::value::Wdl::Loss, 141),
-        Category::Loss => (crate::value::Wdl::Loss, 1),
-    };
-    Dtz::from_plies(wdl, plies, rule)
 }
 
 /// SplitMix64: the next of a stream of well-mixed 64-bit numbers.
