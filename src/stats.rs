@@ -69,3 +69,55 @@ fn mirror_longest(l: &Longest) -> Longest {
         fen,
     }
 }
+
+/// The DTZ figures of one side to move.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DtzSideStats {
+    /// The longest DTZ of a win (a cursed one included), in plies.
+    pub longest_win: u32,
+    /// The longest DTZ of a loss (a blessed one included), in plies.
+    pub longest_loss: u32,
+    /// Wins that the move rule turns into draws.
+    pub cursed_wins: u64,
+    /// Losses that the move rule turns into draws.
+    pub blessed_losses: u64,
+    /// A position of the longest win, as a FEN (none if there is no win).
+    pub longest_win_fen: Option<String>,
+}
+
+/// The DTZ figures of a table (stored colours), kept in its DTZ file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DtzStats {
+    /// The move rule the values are for (`none` or `70`).
+    pub move_rule: String,
+    pub white: DtzSideStats,
+    pub black: DtzSideStats,
+}
+
+impl DtzStats {
+    /// The figures with `turn` to move.
+    #[must_use]
+    pub fn side(&self, turn: Color) -> &DtzSideStats {
+        match turn {
+            Color::White => &self.white,
+            Color::Black => &self.black,
+        }
+    }
+
+    /// The same figures with the colours swapped.
+    #[must_use]
+    pub fn mirrored(&self) -> DtzStats {
+        DtzStats {
+            move_rule: self.move_rule.clone(),
+            white: self.black.clone(),
+            black: self.white.clone(),
+        }
+    }
+
+    /// Whether any position is a cursed win or a blessed loss.
+    #[must_use]
+    pub fn has_cursed(&self) -> bool {
+        self.white.cursed_wins + self.white.blessed_losses + self.black.cursed_wins > 0
+            || self.black.blessed_losses > 0
+    }
+}

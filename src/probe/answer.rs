@@ -101,7 +101,7 @@ pub struct TableInfo {
     /// The DTZ file under the tablebase's move rule, if there is one: its size and
     /// figures (for the material as asked for).
     pub dtz_bytes: Option<u64>,
-    pub dtz: Option<crate::generate::dtz::DtzStats>,
+    pub dtz: Option<crate::stats::DtzStats>,
     pub white: SideStats,
     pub black: SideStats,
 }

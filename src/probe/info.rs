@@ -3,8 +3,8 @@
 use super::{ProbeError, TableInfo, Tablebase};
 use crate::color::Color;
 use crate::format::Metric;
-use crate::generate::dtz::DtzStats;
 use crate::material::Material;
+use crate::stats::DtzStats;
 use crate::stats::TableStats;
 
 impl Tablebase {
