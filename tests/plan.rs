@@ -177,7 +177,8 @@ fn a_job_needs_its_sub_tables_and_writes_only_its_own_files() {
         [
             ".KRvKR.counter-loss.tbd.tmp.999999999.0",
             "KRvKQ.counter-loss.tbd",
-            "KRvKQ.counter-loss.tbw"
+            "KRvKQ.counter-loss.tbw",
+            "KRvKQ.counter-loss.tbz"
         ]
     );
     // kept when present
@@ -188,7 +189,11 @@ fn a_job_needs_its_sub_tables_and_writes_only_its_own_files() {
     assert!(out.status.success(), "{}", stderr(&out));
     let manifest = std::fs::read_to_string(dir.path().join("MANIFEST")).unwrap();
     let lines: Vec<&str> = manifest.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(lines.len(), 2, "{manifest}");
+    assert_eq!(lines.len(), 3, "{manifest}");
+    assert!(
+        lines[2].starts_with("KRvKQ.counter-loss.tbz "),
+        "{manifest}"
+    );
     assert!(
         lines[0].starts_with("KRvKQ.counter-loss.tbd 966715 4f7ff053"),
         "{manifest}"
