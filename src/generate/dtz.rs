@@ -411,12 +411,7 @@ impl Run<'_, '_> {
         if self.move_rule != MoveRule::None && self.leaves.cursed_subtables {
             return self.g.sub.category(&child);
         }
-        let v = self.g.sub.value(&child)?;
-        Ok(match v.wdl() {
-            crate::value::Wdl::Win => Category::Win,
-            crate::value::Wdl::Draw => Category::Draw,
-            crate::value::Wdl::Loss => Category::Loss,
-        })
+        Ok(super::files::plain_category(self.g.sub.value(&child)?))
     }
 
     /// The first state of a decided slot (not mated): a win's leaf, or a loss's count.
