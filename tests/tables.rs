@@ -92,7 +92,8 @@ fn regeneration_is_byte_identical_and_existing_tables_are_kept() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    // the WDL, DTM and DTZ files
+    assert_eq!(names.len(), 3, "{names:?}");
 }
 
 #[test]
@@ -264,7 +265,7 @@ fn default_tables_match_the_manifest() {
         );
         listed += 1;
     }
-    assert_eq!(listed, 30, "15 tables, two files each");
+    assert_eq!(listed, 45, "15 tables, three files each (WDL, DTM, DTZ)");
     // and it is, byte for byte, the MANIFEST `generate --men 4` writes into its folder
     let written = shatranj_tb::generate::manifest::manifest_text(default_tables()).unwrap();
     assert_eq!(written, manifest);
@@ -289,8 +290,16 @@ fn cached_probes_answer_from_memory_only() {
         Err(ProbeError::MissingTable { .. })
     ));
     // Once probed, the blocks are cached: the same answer from memory.
+    assert_eq!(tb.dtz_cached(&diamond).unwrap(), None);
     let probe = tb.probe(&diamond).unwrap();
+    // the DTZ too: read once, then from memory (a DTZ file of the 4-man set is here)
+    let dtz = probe
+        .dtz
+        .expect("the DTZ of a position whose DTZ file is here");
+    assert_eq!(dtz.category, shatranj_tb::Category::Win);
+    assert!(dtz.plies >= 1 && dtz.plies <= 39, "{dtz:?}");
     assert_eq!(tb.probe_cached(&diamond).unwrap(), Some(probe));
+    assert_eq!(tb.dtz_cached(&diamond).unwrap(), Some(dtz));
     assert_eq!(tb.value_cached(&diamond).unwrap(), Some(Value::Win(39)));
 }
 

@@ -1,6 +1,7 @@
 //! DTZ answers: the DTZ of a position and of each of its moves, and the DTZ-optimal line
 //! (what an engine playing under the move rule must play).
 
+use super::lookup::Access;
 use super::{LineStep, ProbeError, Tablebase};
 use crate::fen::Fen;
 use crate::material::Material;
@@ -60,14 +61,34 @@ impl Tablebase {
 
     /// The DTZ of `pos` and of every legal move (see [`DtzProbe`]).
     pub fn probe_dtz(&self, pos: &Position) -> Result<DtzProbe, ProbeError> {
+        Ok(self
+            .probe_dtz_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::probe_dtz`] from memory only: `Ok(None)` if an answer needs a file
+    /// that is not open yet or a block that is not in the cache.
+    pub fn probe_dtz_cached(&self, pos: &Position) -> Result<Option<DtzProbe>, ProbeError> {
+        self.probe_dtz_with(pos, Access::Cached)
+    }
+
+    pub(super) fn probe_dtz_with(
+        &self,
+        pos: &Position,
+        access: Access,
+    ) -> Result<Option<DtzProbe>, ProbeError> {
         let rule = self.rules.move_rule;
-        let dtz = self.dtz(pos)?;
+        let Some(dtz) = self.dtz_with(pos, access)? else {
+            return Ok(None);
+        };
         let mut moves: Vec<(Move, Dtz, bool)> = Vec::new();
         let ended = pos.outcome(self.rules).is_some();
         if !ended {
             for m in pos.legal_moves().iter() {
                 let z = is_zeroing(m);
-                let child = self.dtz(&pos.play_unchecked(m))?;
+                let Some(child) = self.dtz_with(&pos.play_unchecked(m), access)? else {
+                    return Ok(None);
+                };
                 moves.push((*m, dtz_of_move(z, child, rule), z));
             }
         }
@@ -76,7 +97,7 @@ impl Tablebase {
                 .cmp(&a.1.rank())
                 .then_with(|| a.0.to_uci().cmp(&b.0.to_uci()))
         });
-        Ok(DtzProbe { dtz, moves })
+        Ok(Some(DtzProbe { dtz, moves }))
     }
 
     /// A DTZ-optimal line from `pos` to the end of the game: at every step the move that

@@ -125,9 +125,29 @@ impl Tablebase {
     /// file and the DTZ file. A position the rules decide alone (a bare side) has its
     /// distance to the end, at most one ply.
     pub fn dtz(&self, pos: &Position) -> Result<Dtz, ProbeError> {
+        Ok(self
+            .dtz_with(pos, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::dtz`] from memory only: `Ok(None)` if the answer needs a file that is
+    /// not open yet or a block that is not in the cache.
+    pub fn dtz_cached(&self, pos: &Position) -> Result<Option<Dtz>, ProbeError> {
+        self.dtz_with(pos, Access::Cached)
+    }
+
+    pub(super) fn dtz_with(
+        &self,
+        pos: &Position,
+        access: Access,
+    ) -> Result<Option<Dtz>, ProbeError> {
         let move_rule = self.rules.move_rule;
         if let Some(v) = Value::of_decided(pos, self.rules) {
-            return Ok(Dtz::from_plies(v.wdl(), v.dtm().unwrap_or(0), move_rule));
+            return Ok(Some(Dtz::from_plies(
+                v.wdl(),
+                v.dtm().unwrap_or(0),
+                move_rule,
+            )));
         }
         let (slot, stored, s) = self.locate(pos)?;
         if slot.dtz.get().is_none() && !self.has_dtz_file(stored) {
@@ -136,29 +156,69 @@ impl Tablebase {
                 rules: self.rules,
             });
         }
-        let file = self.file(slot, stored, Metric::Dtz)?;
-        let wdl = self.wdl(pos)?;
+        let Some(file) = self.file_with(slot, stored, Metric::Dtz, access)? else {
+            return Ok(None);
+        };
+        let Some(wdl) = self.wdl_below_with(pos, Wdl::Win, access)? else {
+            return Ok(None);
+        };
         if wdl == Wdl::Draw {
-            return Ok(Dtz::from_plies(Wdl::Draw, 0, move_rule));
+            return Ok(Some(Dtz::from_plies(Wdl::Draw, 0, move_rule)));
         }
         // A win by a zeroing move is 1 ply, found here, not stored (the file leaves it).
-        if wdl == Wdl::Win && self.wins_by_zeroing(pos)? {
-            return Ok(Dtz::from_plies(Wdl::Win, 1, move_rule));
+        if wdl == Wdl::Win {
+            match self.wins_by_zeroing(pos, access)? {
+                Some(true) => return Ok(Some(Dtz::from_plies(Wdl::Win, 1, move_rule))),
+                Some(false) => {}
+                None => return Ok(None),
+            }
         }
-        let plies = file.get(s)?;
+        let Some(plies) = Self::code_at(file, s, access)? else {
+            return Ok(None);
+        };
         if plies == crate::format::UNUSED {
             return Err(ProbeError::Corrupt {
                 path: file.path().to_path_buf(),
                 message: format!("DTZ code {plies} at index {s} is not a value"),
             });
         }
-        Ok(Dtz::from_plies(wdl, u32::from(plies), move_rule))
+        Ok(Some(Dtz::from_plies(wdl, u32::from(plies), move_rule)))
+    }
+
+    /// The file of `metric` of a table: opened as needed under [`Access::Read`], `None`
+    /// under [`Access::Cached`] if it is not open yet.
+    fn file_with<'a>(
+        &self,
+        slot: &'a Slot,
+        stored: Material,
+        metric: Metric,
+        access: Access,
+    ) -> Result<Option<&'a TableFile>, ProbeError> {
+        match access {
+            Access::Read => self.file(slot, stored, metric).map(Some),
+            Access::Cached => Ok(match metric {
+                Metric::Wdl => slot.wdl.get(),
+                Metric::Dtm => slot.dtm.get(),
+                Metric::Dtz => slot.dtz.get(),
+            }),
+        }
+    }
+
+    /// The code at slot `s` of `file`; `None` under [`Access::Cached`] if its block is not
+    /// in the cache.
+    #[inline]
+    fn code_at(file: &TableFile, s: u64, access: Access) -> Result<Option<u16>, ProbeError> {
+        Ok(match access {
+            Access::Read => Some(file.get(s)?),
+            Access::Cached => file.get_cached(s)?,
+        })
     }
 
     /// Whether a zeroing move (a capture or a pawn move) of `pos` leads into a loss (under
-    /// the move rule: a loss it does not bless) for the opponent.
-    fn wins_by_zeroing(&self, pos: &Position) -> Result<bool, ProbeError> {
-        let mut found = false;
+    /// the move rule: a loss it does not bless) for the opponent; `None` if a child's
+    /// answer is not in memory under [`Access::Cached`].
+    fn wins_by_zeroing(&self, pos: &Position, access: Access) -> Result<Option<bool>, ProbeError> {
+        let mut found = Some(false);
         let mut error = None;
         pos.for_each_legal_move(|m| {
             if m.capture.is_none() && m.role != crate::role::Role::Pawn {
@@ -166,17 +226,19 @@ impl Tablebase {
             }
             let child = pos.play_unchecked(&m);
             let lost = if self.rules.move_rule == crate::rules::MoveRule::None {
-                self.wdl_below(&child, Wdl::Draw).map(|w| w == Wdl::Loss)
+                self.wdl_below_with(&child, Wdl::Draw, access)
+                    .map(|w| w.map(|w| w == Wdl::Loss))
             } else {
-                self.dtz(&child)
-                    .map(|d| d.category == crate::value::Category::Loss)
+                self.dtz_with(&child, access)
+                    .map(|d| d.map(|d| d.category == crate::value::Category::Loss))
             };
             match lost {
-                Ok(true) => {
-                    found = true;
+                Ok(Some(false)) => true,
+                Ok(answer) => {
+                    // a loss found, or an answer not in memory: either ends the search
+                    found = answer;
                     false
                 }
-                Ok(false) => true,
                 Err(e) => {
                     error = Some(e);
                     false
@@ -203,12 +265,30 @@ impl Tablebase {
     /// (an alpha-beta search over conversions, which stops as soon as the answer is known
     /// to be at least `beta`).
     pub(super) fn wdl_below(&self, pos: &Position, beta: Wdl) -> Result<Wdl, ProbeError> {
+        Ok(self
+            .wdl_below_with(pos, beta, Access::Read)?
+            .expect("Access::Read always answers"))
+    }
+
+    /// [`Tablebase::wdl_below`], or `None` under [`Access::Cached`] if a file or block it
+    /// needs is not in memory.
+    fn wdl_below_with(
+        &self,
+        pos: &Position,
+        beta: Wdl,
+        access: Access,
+    ) -> Result<Option<Wdl>, ProbeError> {
         if let Some(v) = Value::of_decided(pos, self.rules) {
-            return Ok(v.wdl());
+            return Ok(Some(v.wdl()));
         }
         let (slot, stored, s) = self.locate(pos)?;
-        let file = self.file(slot, stored, Metric::Wdl)?;
-        let mut best = match file.get(s)? {
+        let Some(file) = self.file_with(slot, stored, Metric::Wdl, access)? else {
+            return Ok(None);
+        };
+        let Some(code) = Self::code_at(file, s, access)? else {
+            return Ok(None);
+        };
+        let mut best = match code {
             0 => Wdl::Loss,
             1 => Wdl::Draw,
             2 => Wdl::Win,
@@ -220,15 +300,20 @@ impl Tablebase {
             }
         };
         if best >= beta {
-            return Ok(best);
+            return Ok(Some(best));
         }
+        let mut known = true;
         let mut error = None;
         pos.for_each_conversion(|m| {
             // the child's value matters only if it is below the mirror of `best`
-            match self.wdl_below(&pos.play_unchecked(&m), best.flip()) {
-                Ok(v) => {
+            match self.wdl_below_with(&pos.play_unchecked(&m), best.flip(), access) {
+                Ok(Some(v)) => {
                     best = best.max(v.flip());
                     best < beta
+                }
+                Ok(None) => {
+                    known = false;
+                    false
                 }
                 Err(e) => {
                     error = Some(e);
@@ -238,7 +323,7 @@ impl Tablebase {
         });
         match error {
             Some(e) => Err(e),
-            None => Ok(best),
+            None => Ok(known.then_some(best)),
         }
     }
 }

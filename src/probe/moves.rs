@@ -171,9 +171,12 @@ impl Tablebase {
         let Some(probe) = self.moves_with(pos, access)? else {
             return Ok(None);
         };
-        // DTZ where its files are here, read from them (never from the cache alone).
-        let dtz = if access == Access::Read && self.has_dtz_for(pos) {
-            Some(self.probe_dtz(pos)?)
+        // DTZ where its files are here (from memory alone under `Access::Cached`).
+        let dtz = if self.has_dtz_for(pos) {
+            let Some(dtz) = self.probe_dtz_with(pos, access)? else {
+                return Ok(None);
+            };
+            Some(dtz)
         } else {
             None
         };
