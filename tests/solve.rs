@@ -83,13 +83,14 @@ fn sample(
     found
 }
 
-/// 5-man positions with DTM up to 15 plies, both sides to move, wins and losses, from
-/// several tables: the solver over the 4-man tables alone gives the 5-man table's value,
-/// exactly the moves the table rates best as keys, and a main line along which the
-/// table's distance falls by one a ply.
+/// 5-man positions with DTM up to 15 plies, both sides to move, wins and losses: the
+/// solver over the 4-man tables alone gives the 5-man table's value, exactly the moves the
+/// table rates best as keys, and a main line along which the table's distance falls by
+/// one a ply. KBBvKN is the 5-man table the other suites generate too (a second table,
+/// KRBvKR, cost the suite a minute and a half of generation on 2 cores).
 #[test]
 fn solver_matches_five_man_tables() {
-    const TABLES: [&str; 2] = ["KBBvKN", "KRBvKR"];
+    const TABLES: [&str; 1] = ["KBBvKN"];
     let materials: Vec<Material> = TABLES.iter().map(|m| m.parse().unwrap()).collect();
     let tb5 = Tablebase::open(five_man_tables(&materials), RuleSet::default()).unwrap();
     let tb4 = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
@@ -99,7 +100,7 @@ fn solver_matches_five_man_tables() {
     // White to move, Black to move, wins, losses
     let mut kinds = [0usize; 4];
     for material in TABLES {
-        for (pos, v) in sample(&tb5, material, 15, 45, &mut rng) {
+        for (pos, v) in sample(&tb5, material, 15, 90, &mut rng) {
             assert!(!tb4.has_table(Material::from_board(pos.board())));
             let s = run(&tb4, &pos, &options(15));
             let expected = match v {
@@ -151,7 +152,7 @@ fn solver_matches_five_man_tables() {
 /// A win longer than the bound is never reported: "no forced win within N plies".
 #[test]
 fn beyond_the_bound_is_unknown() {
-    let materials: Vec<Material> = vec!["KRBvKR".parse().unwrap()];
+    let materials: Vec<Material> = vec!["KBBvKN".parse().unwrap()];
     let tb5 = Tablebase::open(five_man_tables(&materials), RuleSet::default()).unwrap();
     let tb4 = Tablebase::open(default_tables(), RuleSet::default()).unwrap();
     let mut rng = StdRng::seed_from_u64(7);
@@ -159,8 +160,8 @@ fn beyond_the_bound_is_unknown() {
     while done < 10 {
         let Some(pos) = place(
             &mut rng,
-            &roles("RB"),
-            &roles("R"),
+            &roles("BB"),
+            &roles("N"),
             Color::White,
             &Params::default(),
             100,
