@@ -28,7 +28,9 @@ pub struct TablesArgs {
         value_name = "DIR"
     )]
     pub tables: PathBuf,
-    /// Rule set: bare-king=counter|immediate, stalemate=loss|draw.
+    /// Rule set: bare-king=counter|immediate, stalemate=loss|draw, move-rule=none|70 (70: 140
+    /// plies without a capture or a pawn move draw; DTZ then has cursed wins and blessed
+    /// losses).
     #[arg(
         long,
         default_value = "bare-king=counter,stalemate=loss",
