@@ -272,6 +272,95 @@ unsafe fn handle_and_position<'a>(
     Ok((&tb.tb, position(pos)?))
 }
 
+/// The body of a probe with two `int` outputs (`shatranj_tb_probe_dtm`,
+/// `shatranj_tb_probe_dtz`): both checked not NULL, the position looked up, both written.
+///
+/// # Safety
+/// `tb` is NULL or a live handle; `pos` NULL or readable; `a.0` and `b.0` NULL or
+/// writable.
+unsafe fn probe_two(
+    tb: *const ShatranjTb,
+    pos: *const ShatranjTbPosition,
+    a: (*mut c_int, &str),
+    b: (*mut c_int, &str),
+    lookup: impl FnOnce(&Tablebase, &Position) -> Result<(c_int, c_int), ProbeError>,
+) -> c_int {
+    guard(|| {
+        for (out, name) in [a, b] {
+            if out.is_null() {
+                return null(name);
+            }
+        }
+        // SAFETY: the caller's promises on `tb` and `pos`.
+        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        match lookup(tb, &pos) {
+            Ok((x, y)) => {
+                // SAFETY: both checked not NULL above; the caller promises them writable.
+                unsafe {
+                    *a.0 = x;
+                    *b.0 = y;
+                }
+                SHATRANJ_TB_OK
+            }
+            Err(e) => probe_error(&e),
+        }
+    })
+}
+
+/// The body of a root probe (`shatranj_tb_probe_root`, `shatranj_tb_probe_root_dtz`):
+/// the outputs checked, the position looked up, its entries (best first) counted into
+/// `*count` and written into `moves[0..*count]` if they fit.
+///
+/// # Safety
+/// `tb` is NULL or a live handle; `pos` NULL or readable; `moves` NULL or writable for
+/// `capacity` entries; `count` NULL or writable.
+unsafe fn probe_root_into<E>(
+    tb: *const ShatranjTb,
+    pos: *const ShatranjTbPosition,
+    moves: *mut E,
+    capacity: usize,
+    count: *mut usize,
+    entries: impl FnOnce(&Tablebase, &Position) -> Result<Vec<E>, ProbeError>,
+) -> c_int {
+    guard(|| {
+        if count.is_null() {
+            return null("count");
+        }
+        if moves.is_null() && capacity > 0 {
+            return null("moves");
+        }
+        // SAFETY: the caller's promises on `tb` and `pos`.
+        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        let entries = match entries(tb, &pos) {
+            Ok(e) => e,
+            Err(e) => return probe_error(&e),
+        };
+        // SAFETY: checked not NULL above; the caller promises it writable.
+        unsafe { *count = entries.len() };
+        if entries.len() > capacity {
+            return fail(
+                SHATRANJ_TB_ERR_BUFFER_TOO_SMALL,
+                &format!(
+                    "{} moves do not fit in an array of {capacity}",
+                    entries.len()
+                ),
+            );
+        }
+        for (i, entry) in entries.into_iter().enumerate() {
+            // SAFETY: i < len <= capacity, and the caller promises `moves` writable for
+            // `capacity` entries (not NULL, since capacity > 0 here).
+            unsafe { moves.add(i).write(entry) };
+        }
+        SHATRANJ_TB_OK
+    })
+}
+
 #[cold]
 fn null(name: &str) -> c_int {
     fail(
@@ -549,30 +638,12 @@ pub unsafe extern "C" fn shatranj_tb_probe_dtm(
     wdl: *mut c_int,
     dtm: *mut c_int,
 ) -> c_int {
-    guard(|| {
-        if wdl.is_null() {
-            return null("wdl");
-        }
-        if dtm.is_null() {
-            return null("dtm");
-        }
-        // SAFETY: the caller's promises on `tb` and `pos`.
-        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
-            Ok(x) => x,
-            Err(code) => return code,
-        };
-        match tb.value(&pos) {
-            Ok(v) => {
-                // SAFETY: both checked not NULL above; the caller promises them writable.
-                unsafe {
-                    *wdl = wdl_code(v.wdl());
-                    *dtm = dtm_code(v);
-                }
-                SHATRANJ_TB_OK
-            }
-            Err(e) => probe_error(&e),
-        }
-    })
+    // SAFETY: the caller's promises, passed on.
+    unsafe {
+        probe_two(tb, pos, (wdl, "wdl"), (dtm, "dtm"), |tb, pos| {
+            tb.value(pos).map(|v| (wdl_code(v.wdl()), dtm_code(v)))
+        })
+    }
 }
 
 /// Every legal move of a position given as bitboards, with its value, best first (the
@@ -594,47 +665,23 @@ pub unsafe extern "C" fn shatranj_tb_probe_root(
     capacity: usize,
     count: *mut usize,
 ) -> c_int {
-    guard(|| {
-        if count.is_null() {
-            return null("count");
-        }
-        if moves.is_null() && capacity > 0 {
-            return null("moves");
-        }
-        // SAFETY: the caller's promises on `tb` and `pos`.
-        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
-            Ok(x) => x,
-            Err(code) => return code,
-        };
-        let probe = match tb.probe_moves(&pos) {
-            Ok(p) => p,
-            Err(e) => return probe_error(&e),
-        };
-        // SAFETY: checked not NULL above; the caller promises it writable.
-        unsafe { *count = probe.moves.len() };
-        if probe.moves.len() > capacity {
-            return fail(
-                SHATRANJ_TB_ERR_BUFFER_TOO_SMALL,
-                &format!(
-                    "{} moves do not fit in an array of {capacity}",
-                    probe.moves.len()
-                ),
-            );
-        }
-        for (i, (m, v)) in probe.moves.iter().enumerate() {
-            let entry = ShatranjTbMove {
-                from: m.from.index() as u8,
-                to: m.to.index() as u8,
-                promotion: u8::from(m.promotion),
-                wdl: wdl_code(v.wdl()) as i8,
-                dtm: dtm_code(*v),
-            };
-            // SAFETY: i < len <= capacity, and the caller promises `moves` writable for
-            // `capacity` entries (not NULL, since capacity > 0 here).
-            unsafe { moves.add(i).write(entry) };
-        }
-        SHATRANJ_TB_OK
-    })
+    // SAFETY: the caller's promises, passed on.
+    unsafe {
+        probe_root_into(tb, pos, moves, capacity, count, |tb, pos| {
+            let probe = tb.probe_moves(pos)?;
+            Ok(probe
+                .moves
+                .iter()
+                .map(|(m, v)| ShatranjTbMove {
+                    from: m.from.index() as u8,
+                    to: m.to.index() as u8,
+                    promotion: u8::from(m.promotion),
+                    wdl: wdl_code(v.wdl()) as i8,
+                    dtm: dtm_code(*v),
+                })
+                .collect())
+        })
+    }
 }
 
 /// The DTZ of a position given as bitboards, under the move rule of the handle's rule
@@ -658,30 +705,13 @@ pub unsafe extern "C" fn shatranj_tb_probe_dtz(
     dtz: *mut c_int,
     category: *mut c_int,
 ) -> c_int {
-    guard(|| {
-        if dtz.is_null() {
-            return null("dtz");
-        }
-        if category.is_null() {
-            return null("category");
-        }
-        // SAFETY: the caller's promises on `tb` and `pos`.
-        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
-            Ok(x) => x,
-            Err(code) => return code,
-        };
-        match tb.dtz(&pos) {
-            Ok(d) => {
-                // SAFETY: both checked not NULL above; the caller promises them writable.
-                unsafe {
-                    *dtz = dtz_code(d);
-                    *category = category_code(d.category);
-                }
-                SHATRANJ_TB_OK
-            }
-            Err(e) => probe_error(&e),
-        }
-    })
+    // SAFETY: the caller's promises, passed on.
+    unsafe {
+        probe_two(tb, pos, (dtz, "dtz"), (category, "category"), |tb, pos| {
+            tb.dtz(pos)
+                .map(|d| (dtz_code(d), category_code(d.category)))
+        })
+    }
 }
 
 /// Every legal move of a position given as bitboards with its DTZ (as Fathom's
@@ -706,47 +736,23 @@ pub unsafe extern "C" fn shatranj_tb_probe_root_dtz(
     capacity: usize,
     count: *mut usize,
 ) -> c_int {
-    guard(|| {
-        if count.is_null() {
-            return null("count");
-        }
-        if moves.is_null() && capacity > 0 {
-            return null("moves");
-        }
-        // SAFETY: the caller's promises on `tb` and `pos`.
-        let (tb, pos) = match unsafe { handle_and_position(tb, pos) } {
-            Ok(x) => x,
-            Err(code) => return code,
-        };
-        let probe = match tb.probe_dtz(&pos) {
-            Ok(p) => p,
-            Err(e) => return probe_error(&e),
-        };
-        // SAFETY: checked not NULL above; the caller promises it writable.
-        unsafe { *count = probe.moves.len() };
-        if probe.moves.len() > capacity {
-            return fail(
-                SHATRANJ_TB_ERR_BUFFER_TOO_SMALL,
-                &format!(
-                    "{} moves do not fit in an array of {capacity}",
-                    probe.moves.len()
-                ),
-            );
-        }
-        for (i, (m, d, zeroing)) in probe.moves.iter().enumerate() {
-            let entry = ShatranjTbDtzMove {
-                from: m.from.index() as u8,
-                to: m.to.index() as u8,
-                promotion: u8::from(m.promotion),
-                zeroing: u8::from(*zeroing),
-                category: category_code(d.category) as i8,
-                optimal: u8::from(*d == probe.dtz),
-                dtz: dtz_code(*d),
-            };
-            // SAFETY: i < len <= capacity, and the caller promises `moves` writable for
-            // `capacity` entries (not NULL, since capacity > 0 here).
-            unsafe { moves.add(i).write(entry) };
-        }
-        SHATRANJ_TB_OK
-    })
+    // SAFETY: the caller's promises, passed on.
+    unsafe {
+        probe_root_into(tb, pos, moves, capacity, count, |tb, pos| {
+            let probe = tb.probe_dtz(pos)?;
+            Ok(probe
+                .moves
+                .iter()
+                .map(|(m, d, zeroing)| ShatranjTbDtzMove {
+                    from: m.from.index() as u8,
+                    to: m.to.index() as u8,
+                    promotion: u8::from(m.promotion),
+                    zeroing: u8::from(*zeroing),
+                    category: category_code(d.category) as i8,
+                    optimal: u8::from(*d == probe.dtz),
+                    dtz: dtz_code(*d),
+                })
+                .collect())
+        })
+    }
 }
