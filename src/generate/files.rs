@@ -633,55 +633,58 @@ pub fn verify_with(
     progress.begin(&format!("verify {stored}"), work);
     let results: Vec<Result<ChunkReport, ProbeError>> = (0..chunks)
         .into_par_iter()
-        .map_init(MoveList::new, |moves, c| {
-            let mut report = ChunkReport {
-                checked: 0,
-                bad: Vec::new(),
-                bad_count: 0,
-            };
-            let mut check = |slot: u64, report: &mut ChunkReport| -> Result<bool, ProbeError> {
-                let (turn, i) = index.split_slot(slot);
-                let Some(board) = index.decode(i) else {
-                    return Ok(false);
+        .map_init(
+            || (MoveList::new(), Vec::new()),
+            |(moves, children), c| {
+                let mut report = ChunkReport {
+                    checked: 0,
+                    bad: Vec::new(),
+                    bad_count: 0,
                 };
-                let Ok(pos) = Position::from_board(board, turn) else {
-                    return Ok(false);
+                let mut check = |slot: u64, report: &mut ChunkReport| -> Result<bool, ProbeError> {
+                    let (turn, i) = index.split_slot(slot);
+                    let Some(board) = index.decode(i) else {
+                        return Ok(false);
+                    };
+                    let Ok(pos) = Position::from_board(board, turn) else {
+                        return Ok(false);
+                    };
+                    if index.encode(&board) != Some(i) {
+                        return Ok(false);
+                    }
+                    report.checked += 1;
+                    if let Some(bad) = check_position(tb, &pos, rules, moves, children)? {
+                        report.bad_count += 1;
+                        if report.bad.len() < 20 {
+                            report.bad.push(bad);
+                        }
+                    }
+                    Ok(true)
                 };
-                if index.encode(&board) != Some(i) {
-                    return Ok(false);
-                }
-                report.checked += 1;
-                if let Some(bad) = check_position(tb, &pos, rules, moves)? {
-                    report.bad_count += 1;
-                    if report.bad.len() < 20 {
-                        report.bad.push(bad);
+                let lo = c * chunk;
+                let hi = (lo + chunk).min(work);
+                match sample {
+                    None => {
+                        for slot in lo..hi {
+                            check(slot, &mut report)?;
+                        }
+                    }
+                    Some((_, seed)) => {
+                        // draws until this chunk's share of positions is checked; slots
+                        // without a position are drawn again, a bounded number of times
+                        let mut state = seed ^ c.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                        let mut tries = 0;
+                        let want = hi - lo;
+                        while report.checked < want && tries < 64 * want {
+                            tries += 1;
+                            check(splitmix64(&mut state) % (2 * n), &mut report)?;
+                        }
                     }
                 }
-                Ok(true)
-            };
-            let lo = c * chunk;
-            let hi = (lo + chunk).min(work);
-            match sample {
-                None => {
-                    for slot in lo..hi {
-                        check(slot, &mut report)?;
-                    }
-                }
-                Some((_, seed)) => {
-                    // draws until this chunk's share of positions is checked; slots
-                    // without a position are drawn again, a bounded number of times
-                    let mut state = seed ^ c.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                    let mut tries = 0;
-                    let want = hi - lo;
-                    while report.checked < want && tries < 64 * want {
-                        tries += 1;
-                        check(splitmix64(&mut state) % (2 * n), &mut report)?;
-                    }
-                }
-            }
-            progress.advance(hi - lo);
-            Ok(report)
-        })
+                progress.advance(hi - lo);
+                Ok(report)
+            },
+        )
         .collect();
     progress.end();
     let mut report = VerifyReport {
@@ -707,21 +710,26 @@ pub fn verify_with(
 
 /// One position of a verification: `None` when the files hold the value its children
 /// give (and the WDL file agrees with the DTM file), else a line saying what differs.
+/// `children` is scratch space for the children's values.
 fn check_position(
     tb: &Tablebase,
     pos: &Position,
     rules: RuleSet,
     moves: &mut MoveList,
+    children: &mut Vec<Value>,
 ) -> Result<Option<String>, ProbeError> {
     let stored_value = tb.value(pos)?;
     let stored_wdl = tb.wdl(pos)?;
     pos.legal_moves_into(moves);
+    children.clear();
     let derived = if moves.is_empty() {
         Value::of_ended(pos, rules).unwrap_or(Value::Draw)
     } else {
         let mut best: Option<Value> = None;
         for m in moves.iter() {
-            let v = tb.value(&pos.play_unchecked(m))?.parent();
+            let child = tb.value(&pos.play_unchecked(m))?;
+            children.push(child);
+            let v = child.parent();
             best = Some(best.map_or(v, |b| b.max(v)));
         }
         best.expect("a move exists")
@@ -734,7 +742,7 @@ fn check_position(
     }
     if tb.has_dtz_file(pos_material(pos)) {
         let stored = tb.dtz(pos)?;
-        let derived = derived_dtz(tb, pos, rules, moves)?;
+        let derived = derived_dtz(tb, pos, rules, moves, Some(children))?;
         if stored != derived {
             return Ok(Some(format!(
                 "{}: stored DTZ {stored}, children give {derived}",
@@ -751,26 +759,59 @@ fn pos_material(pos: &Position) -> Material {
 
 /// The DTZ of a position from its children (`moves` holds its legal moves): a zeroing
 /// move is valued by the child's category alone, any other by the child's DTZ.
+///
+/// `children`, when given, holds the value of each move's child (in the order of
+/// `moves`), already checked against the DTM file. Without the move rule a child's
+/// category is its plain win, draw or loss, and a DTZ ranks by its category first, so then
+/// only the moves whose category is the best one are looked at, and a zeroing move among
+/// them needs no DTZ probe (a probe of a winning child looks at the child's own zeroing
+/// moves): the same answer for fewer probes.
 pub(crate) fn derived_dtz(
     tb: &Tablebase,
     pos: &Position,
     rules: RuleSet,
     moves: &MoveList,
+    children: Option<&[Value]>,
 ) -> Result<Dtz, ProbeError> {
     let rule = rules.move_rule;
     if moves.is_empty() {
         let v = Value::of_ended(pos, rules).unwrap_or(Value::Draw);
         return Ok(Dtz::from_plies(v.wdl(), 0, rule));
     }
+    let children = children.filter(|c| rule == MoveRule::None && c.len() == moves.len());
+    let best_wdl = children.map(|c| {
+        c.iter()
+            .map(|v| v.parent())
+            .max()
+            .expect("a move exists")
+            .wdl()
+    });
+    if best_wdl == Some(crate::value::Wdl::Draw) {
+        return Ok(Dtz::from_plies(crate::value::Wdl::Draw, 0, rule));
+    }
     let mut best: Option<Dtz> = None;
-    for m in moves.iter() {
-        let child = pos.play_unchecked(m);
-        let v = crate::probe::dtz_of_move(crate::probe::is_zeroing(m), tb.dtz(&child)?, rule);
+    for (k, m) in moves.iter().enumerate() {
+        let zeroing = crate::probe::is_zeroing(m);
+        let child_dtz = match children {
+            Some(c) => {
+                if Some(c[k].parent().wdl()) != best_wdl {
+                    continue;
+                }
+                if zeroing {
+                    // only the category counts
+                    Dtz::from_plies(c[k].wdl(), 0, rule)
+                } else {
+                    tb.dtz(&pos.play_unchecked(m))?
+                }
+            }
+            None => tb.dtz(&pos.play_unchecked(m))?,
+        };
+        let v = crate::probe::dtz_of_move(zeroing, child_dtz, rule);
         if best.is_none_or(|b| v.rank() > b.rank()) {
             best = Some(v);
         }
     }
-    Ok(best.expect("a move exists"))
+    Ok(best.expect("a move of the best category exists"))
 }
 
 /// SplitMix64: the next of a stream of well-mixed 64-bit numbers.
