@@ -1,4 +1,4 @@
-/* WDL probes per second through the C interface: random legal positions of the given
+/* Probes per second through the C interface: random legal positions of the given
  * materials, warm (every position probed once before timing), on 1 and on 2 threads.
  *
  *   cargo build --release
@@ -6,7 +6,9 @@
  *      -Wl,-rpath,"$PWD/target/release" -o bench
  *   ./bench tables KRvKQ,KQvKR,KNvKB          # 4-man tables
  *   ./bench tables KBBvKN                     # a 5-man table
+ *   ./bench --metric=dtz tables KRvKQ         # shatranj_tb_probe_dtz
  *
+ * --metric=wdl|dtm|dtz (first, default wdl) picks shatranj_tb_probe_wdl, _dtm or _dtz.
  * Options after the materials: POSITIONS (default 1000000) and SECONDS per run
  * (default 2). Positions are drawn by dropping the men on random squares and keeping
  * those the library accepts (the others are illegal: adjacent shahs, a check on the side
@@ -22,6 +24,21 @@
 #include "shatranj_tb.h"
 
 static const ShatranjTb *tb;
+enum Metric { WDL, DTM, DTZ };
+static enum Metric metric = WDL;
+static const char *const metric_names[] = {"shatranj_tb_probe_wdl", "shatranj_tb_probe_dtm",
+                                           "shatranj_tb_probe_dtz"};
+
+/* One probe of the chosen metric: *value is the WDL code, the signed DTM or the signed
+ * DTZ; returns the library's code. */
+static int probe(const ShatranjTbPosition *p, int *value) {
+    int other;
+    switch (metric) {
+    case DTM: return shatranj_tb_probe_dtm(tb, p, value, &other);
+    case DTZ: return shatranj_tb_probe_dtz(tb, p, value, &other);
+    default: return shatranj_tb_probe_wdl(tb, p, value);
+    }
+}
 static ShatranjTbPosition *positions;
 static size_t n_positions;
 static double seconds = 2.0;
@@ -84,12 +101,12 @@ static void *run(void *arg) {
     size_t i = job->start;
     while (now() < end) {
         for (int k = 0; k < 4096; k++) { /* the clock is read once every 4096 probes */
-            int wdl;
-            if (shatranj_tb_probe_wdl(tb, &positions[i], &wdl) != SHATRANJ_TB_OK) {
+            int value;
+            if (probe(&positions[i], &value) != SHATRANJ_TB_OK) {
                 fprintf(stderr, "probe failed: %s\n", shatranj_tb_last_error());
                 exit(1);
             }
-            job->wins += wdl == SHATRANJ_TB_WIN;
+            job->wins += value > 0;
             if (++i == n_positions)
                 i = 0;
         }
@@ -115,8 +132,25 @@ static double measure(int threads) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && strncmp(argv[1], "--metric=", 9) == 0) {
+        const char *m = argv[1] + 9;
+        if (strcmp(m, "wdl") == 0)
+            metric = WDL;
+        else if (strcmp(m, "dtm") == 0)
+            metric = DTM;
+        else if (strcmp(m, "dtz") == 0)
+            metric = DTZ;
+        else {
+            fprintf(stderr, "unknown metric '%s' (wdl, dtm or dtz)\n", m);
+            return 1;
+        }
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: %s TABLES_DIR MATERIAL[,MATERIAL..] [POSITIONS] [SECONDS]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--metric=wdl|dtm|dtz] TABLES_DIR MATERIAL[,MATERIAL..] [POSITIONS] [SECONDS]\n",
+                argv[0]);
         return 1;
     }
     size_t wanted = argc > 3 ? strtoul(argv[3], NULL, 10) : 1000000;
@@ -135,8 +169,8 @@ int main(int argc, char **argv) {
     positions = malloc(wanted * sizeof *positions);
     while (n_positions < wanted) {
         ShatranjTbPosition p = random_position(materials[n_positions % (size_t)n_materials]);
-        int wdl;
-        int rc = shatranj_tb_probe_wdl(tb, &p, &wdl); /* also warms the caches */
+        int value;
+        int rc = probe(&p, &value); /* also warms the caches */
         if (rc == SHATRANJ_TB_OK)
             positions[n_positions++] = p;
         else if (rc != SHATRANJ_TB_ERR_ILLEGAL_POSITION) {
@@ -146,7 +180,7 @@ int main(int argc, char **argv) {
     }
     printf("%zu random positions of %s, warm\n", n_positions, argv[2]);
     for (int threads = 1; threads <= 2; threads++)
-        printf("shatranj_tb_probe_wdl, %d thread%s: %.2f M probes/s\n", threads, threads > 1 ? "s" : "",
+        printf("%s, %d thread%s: %.2f M probes/s\n", metric_names[metric], threads, threads > 1 ? "s" : "",
                measure(threads) / 1e6);
     shatranj_tb_close(handle);
     free(positions);
