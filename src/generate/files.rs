@@ -14,7 +14,7 @@ use crate::material::Material;
 use crate::position::{MoveList, Position};
 use crate::probe::{ProbeError, Tablebase, stored_slot, table_path};
 use crate::rules::{MoveRule, RuleSet};
-use crate::value::{Category, Dtz, Value};
+use crate::value::{Category, Dtz, Value, Wdl};
 
 impl SubTables for Tablebase {
     fn value(&self, pos: &Position) -> Result<Value, GenError> {
@@ -742,7 +742,7 @@ fn check_position(
     }
     if tb.has_dtz_file(pos_material(pos)) {
         let stored = tb.dtz(pos)?;
-        let derived = derived_dtz(tb, pos, rules, moves, Some(children))?;
+        let derived = derived_dtz(tb, pos, rules, moves, children, stored_wdl)?;
         if stored != derived {
             return Ok(Some(format!(
                 "{}: stored DTZ {stored}, children give {derived}",
@@ -760,58 +760,48 @@ fn pos_material(pos: &Position) -> Material {
 /// The DTZ of a position from its children (`moves` holds its legal moves): a zeroing
 /// move is valued by the child's category alone, any other by the child's DTZ.
 ///
-/// `children`, when given, holds the value of each move's child (in the order of
-/// `moves`), already checked against the DTM file. Without the move rule a child's
-/// category is its plain win, draw or loss, and a DTZ ranks by its category first, so then
-/// only the moves whose category is the best one are looked at, and a zeroing move among
-/// them needs no DTZ probe (a probe of a winning child looks at the child's own zeroing
-/// moves): the same answer for fewer probes.
-pub(crate) fn derived_dtz(
+/// `children` holds the value of each move's child (in the order of `moves`) and `best`
+/// the position's win, draw or loss they give, already checked against the files. Without
+/// the move rule a child's category is its plain win, draw or loss, and a DTZ ranks by its
+/// category first, so then only the moves of the best category are looked at, and a
+/// zeroing move among them needs no DTZ probe (a probe of a winning child looks at the
+/// child's own zeroing moves): the same answer for fewer probes.
+fn derived_dtz(
     tb: &Tablebase,
     pos: &Position,
     rules: RuleSet,
     moves: &MoveList,
-    children: Option<&[Value]>,
+    children: &[Value],
+    best: Wdl,
 ) -> Result<Dtz, ProbeError> {
     let rule = rules.move_rule;
     if moves.is_empty() {
         let v = Value::of_ended(pos, rules).unwrap_or(Value::Draw);
         return Ok(Dtz::from_plies(v.wdl(), 0, rule));
     }
-    let children = children.filter(|c| rule == MoveRule::None && c.len() == moves.len());
-    let best_wdl = children.map(|c| {
-        c.iter()
-            .map(|v| v.parent())
-            .max()
-            .expect("a move exists")
-            .wdl()
-    });
-    if best_wdl == Some(crate::value::Wdl::Draw) {
-        return Ok(Dtz::from_plies(crate::value::Wdl::Draw, 0, rule));
+    let plain = rule == MoveRule::None;
+    if plain && best == Wdl::Draw {
+        return Ok(Dtz::from_plies(Wdl::Draw, 0, rule));
     }
-    let mut best: Option<Dtz> = None;
-    for (k, m) in moves.iter().enumerate() {
+    let mut derived: Option<Dtz> = None;
+    for (m, child) in moves.iter().zip(children) {
         let zeroing = crate::probe::is_zeroing(m);
-        let child_dtz = match children {
-            Some(c) => {
-                if Some(c[k].parent().wdl()) != best_wdl {
-                    continue;
-                }
-                if zeroing {
-                    // only the category counts
-                    Dtz::from_plies(c[k].wdl(), 0, rule)
-                } else {
-                    tb.dtz(&pos.play_unchecked(m))?
-                }
-            }
-            None => tb.dtz(&pos.play_unchecked(m))?,
+        let child_dtz = if !plain {
+            tb.dtz(&pos.play_unchecked(m))?
+        } else if child.parent().wdl() != best {
+            continue;
+        } else if zeroing {
+            // only the category counts
+            Dtz::from_plies(child.wdl(), 0, rule)
+        } else {
+            tb.dtz(&pos.play_unchecked(m))?
         };
         let v = crate::probe::dtz_of_move(zeroing, child_dtz, rule);
-        if best.is_none_or(|b| v.rank() > b.rank()) {
-            best = Some(v);
+        if derived.is_none_or(|b| v.rank() > b.rank()) {
+            derived = Some(v);
         }
     }
-    Ok(best.expect("a move of the best category exists"))
+    Ok(derived.expect("a move of the best category exists"))
 }
 
 /// SplitMix64: the next of a stream of well-mixed 64-bit numbers.
