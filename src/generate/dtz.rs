@@ -34,16 +34,22 @@ use super::decoder::Decoder;
 use super::generator::CHUNK;
 use super::state::UNUSED;
 use super::{GenError, Generator, Progress, SubTables};
+use crate::attacks;
+use crate::bitboard::Bitboard;
 use crate::color::Color;
 use crate::fen::Fen;
 use crate::material::Material;
 use crate::position::{Move, MoveList, Position};
-use crate::role::Role;
+use crate::role::{Piece, Role};
 use crate::rules::{MoveRule, RuleSet};
 use crate::value::{Category, Value};
 
 /// Longest DTZ a file can hold.
 pub const MAX_DTZ: u32 = 0x7FFF;
+
+/// A pass pulls once the wins at its distance outnumber the open losses this many times
+/// (see [`Run::pull_pays`]).
+const PULL_RATIO: u64 = 2;
 
 /// The plies a zeroing move into a cursed win (a blessed loss) counts.
 const CURSED_LEAF: u16 = 141;
@@ -68,11 +74,13 @@ const W_WIN: u8 = 3;
 /// what the DTZ retrograde needs once the codes are gone.
 #[must_use]
 pub fn pack_wdl(codes: &[u16]) -> Vec<u8> {
-    codes
-        .par_chunks(4 * 4096)
-        .flat_map_iter(|chunk| {
-            chunk.chunks(4).map(|four| {
-                let mut b = 0u8;
+    // written in place: a collect of unknown length would hold the pieces and the whole
+    let mut packed = vec![0u8; codes.len().div_ceil(4)];
+    packed
+        .par_chunks_mut(4096)
+        .zip(codes.par_chunks(4 * 4096))
+        .for_each(|(out, chunk)| {
+            for (b, four) in out.iter_mut().zip(chunk.chunks(4)) {
                 for (k, &c) in four.iter().enumerate() {
                     let w = if c == UNUSED || c == 0 {
                         W_NONE
@@ -84,12 +92,11 @@ pub fn pack_wdl(codes: &[u16]) -> Vec<u8> {
                             _ => W_LOSS,
                         }
                     };
-                    b |= w << (2 * k);
+                    *b |= w << (2 * k);
                 }
-                b
-            })
-        })
-        .collect()
+            }
+        });
+    packed
 }
 
 #[inline]
@@ -110,7 +117,7 @@ pub struct DtzTable {
     pub plies: Vec<u16>,
     /// One bit a slot: a win in 1 ply by a zeroing move (a capture, a promotion or a pawn
     /// move into a loss), which a reader finds by looking at those moves: the file leaves
-    /// them out (see [`DtzTable::file_values`]).
+    /// them out (see [`DtzTable::to_file_values`]).
     pub zeroing_wins: Vec<u64>,
     pub stats: DtzStats,
     /// Rounds of the retrograde (more than one only for a pawn table with cursed values).
@@ -119,21 +126,21 @@ pub struct DtzTable {
 }
 
 impl DtzTable {
-    /// The values of the DTZ file: the plies, with draws, unused slots and wins by a
-    /// zeroing move left free ([`UNUSED`]), for the writer to fill as compresses best.
-    #[must_use]
-    pub fn file_values(&self) -> Vec<u16> {
+    /// Turns the plies into the values of the DTZ file, in place: draws, unused slots and
+    /// wins by a zeroing move become [`UNUSED`], for the writer to fill as compresses best.
+    pub fn to_file_values(&mut self) {
+        let zeroing_wins = &self.zeroing_wins;
         self.plies
-            .par_iter()
+            .par_chunks_mut(64 * 1024)
             .enumerate()
-            .map(|(s, &p)| {
-                if self.zeroing_wins[s / 64] >> (s % 64) & 1 != 0 {
-                    UNUSED
-                } else {
-                    p
+            .for_each(|(c, chunk)| {
+                for (k, p) in chunk.iter_mut().enumerate() {
+                    let s = c * 64 * 1024 + k;
+                    if zeroing_wins[s / 64] >> (s % 64) & 1 != 0 {
+                        *p = UNUSED;
+                    }
                 }
-            })
-            .collect()
+            });
     }
 }
 
@@ -148,6 +155,9 @@ pub struct Leaves<'a> {
 }
 
 /// Makes the DTZ of a table under `rules.move_rule` from its packed WDL ([`pack_wdl`]).
+/// `buffer` becomes the state (and then the plies) if it has room for one value a slot,
+/// so that the generator's codes, once written, need not be freed for a second array
+/// the same size to be allocated (an empty one is fine).
 pub fn generate_dtz(
     material: Material,
     rules: RuleSet,
@@ -155,14 +165,17 @@ pub fn generate_dtz(
     leaves: &Leaves<'_>,
     sub: &dyn SubTables,
     progress: &dyn Progress,
+    buffer: Vec<u16>,
 ) -> Result<DtzTable, GenError> {
     let start = Instant::now();
     let g = Generator::new(material, rules, sub, progress);
     let material = g.index.material();
     let has_pawns = material.has_pawns();
-    let mut own: Option<Vec<u16>> = None;
+    // One bit a slot: the values over the move rule's count that the previous round found.
+    let mut own: Option<Vec<u64>> = None;
     let mut rounds = 0;
     let mut zeroing_wins: Vec<AtomicU64>;
+    let mut buffer = buffer;
     let plies = loop {
         rounds += 1;
         zeroing_wins = (0..(2 * g.size()).div_ceil(64))
@@ -176,25 +189,24 @@ pub fn generate_dtz(
             own: own.as_deref(),
             move_rule: rules.move_rule,
             max: AtomicU32::new(0),
+            open_losses: AtomicU64::new(0),
+            wins_at: (0..=MAX_DTZ + 1).map(|_| AtomicU64::new(0)).collect(),
         };
-        let plies = run.run()?;
+        let plies = run.run(buffer)?;
         if rules.move_rule == MoveRule::None || !has_pawns {
             break plies;
         }
         // The categories this round's pawn leaves assumed, against those it found.
+        let found = cursed_bits(&plies);
         let changed = match &own {
-            None => plies
-                .par_iter()
-                .any(|&p| p != UNUSED && u32::from(p) > u32::from(CURSED_LEAF) - 1),
-            Some(prev) => plies
-                .par_iter()
-                .zip(prev.par_iter())
-                .any(|(&a, &b)| cursed(a) != cursed(b)),
+            None => found.par_iter().any(|&w| w != 0),
+            Some(prev) => found.par_iter().zip(prev.par_iter()).any(|(a, b)| a != b),
         };
         if !changed {
             break plies;
         }
-        own = Some(plies);
+        buffer = plies;
+        own = Some(found);
     };
     let stats = count(&g, wdl, &plies, rules.move_rule);
     let zeroing_wins = zeroing_wins
@@ -210,6 +222,18 @@ pub fn generate_dtz(
         rounds,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// One bit a slot: whether its plies are over the move rule's count ([`cursed`]).
+fn cursed_bits(plies: &[u16]) -> Vec<u64> {
+    plies
+        .par_chunks(64)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u64, |w, (k, &p)| w | u64::from(cursed(p)) << k)
+        })
+        .collect()
 }
 
 /// Whether stored plies are over the move rule's count (cursed or blessed).
@@ -248,20 +272,34 @@ struct Run<'g, 'a> {
     g: &'g Generator<'a>,
     wdl: &'g [u8],
     leaves: &'g Leaves<'g>,
-    /// The table's own plies from the previous round (categories of pawn-move leaves).
-    own: Option<&'g [u16]>,
+    /// Which of the table's own values the previous round found over the move rule's
+    /// count, a bit a slot ([`cursed_bits`]: the categories of pawn-move leaves).
+    own: Option<&'g [u64]>,
     move_rule: MoveRule,
     max: AtomicU32,
     /// The slots that win in 1 ply by a zeroing move (see [`DtzTable::zeroing_wins`]).
     zeroing_wins: &'g [AtomicU64],
+    /// Losses not yet decided (while their replies are counted: see [`Run::pull_pays`]).
+    open_losses: AtomicU64,
+    /// How many wins were given each value (a win lowered later counts at both): the
+    /// work of a pass that pushes.
+    wins_at: Vec<AtomicU64>,
 }
 
 impl Run<'_, '_> {
-    fn run(&self) -> Result<Vec<u16>, GenError> {
+    /// The plies of every slot, in `buffer` (see [`generate_dtz`]).
+    fn run(&self, buffer: Vec<u16>) -> Result<Vec<u16>, GenError> {
         let g = self.g;
         let total = 2 * g.size();
         let material = g.index.material();
-        let st: Vec<AtomicU16> = (0..total).map(|_| AtomicU16::new(NONE)).collect();
+        let mut buffer = buffer;
+        if buffer.len() as u64 == total {
+            buffer.par_chunks_mut(1 << 16).for_each(|c| c.fill(NONE));
+        } else {
+            buffer = vec![NONE; total as usize];
+        }
+        // in place: the same size and layout
+        let st: Vec<AtomicU16> = buffer.into_iter().map(AtomicU16::new).collect();
         let marks: Vec<Marks> = (0..total.div_ceil(CHUNK))
             .map(|_| Marks::default())
             .collect();
@@ -276,6 +314,7 @@ impl Run<'_, '_> {
                 }
                 let mut decoder = Decoder::new(&g.index);
                 let mut max = 0;
+                let mut counts = Counts::default();
                 for slot in lo..hi {
                     let w = wdl_at(self.wdl, slot);
                     if w == W_NONE {
@@ -305,6 +344,11 @@ impl Run<'_, '_> {
                             if v < LOSS_OPEN {
                                 max = max.max(u32::from(v));
                             }
+                            if w == W_WIN {
+                                counts.win(v);
+                            } else if v >= LOSS_OPEN {
+                                counts.opened += 1;
+                            }
                             st[slot as usize].store(v, Ordering::Relaxed);
                             if v < LOSS_OPEN {
                                 mark(&marks, slot, u32::from(v));
@@ -317,14 +361,22 @@ impl Run<'_, '_> {
                     }
                 }
                 self.max.fetch_max(max, Ordering::Relaxed);
+                self.add(&counts);
                 g.progress.advance(hi - lo);
             },
         );
         g.progress.end();
         self.check(g)?;
+        // Once the wins pull, the losses' counts are no longer kept: `open` holds a bit
+        // for each loss still to decide instead.
+        let mut open: Option<Vec<AtomicU64>> = None;
         let mut d: u32 = 0;
         while d <= self.max.load(Ordering::Relaxed) {
             let n = d as u16;
+            if open.is_none() && self.pull_pays(d) {
+                open = Some(self.open_losses(&st));
+            }
+            let pushing = open.is_none();
             (0..total.div_ceil(CHUNK))
                 .into_par_iter()
                 .for_each_init(Vec::new, |preds, chunk| {
@@ -334,34 +386,31 @@ impl Run<'_, '_> {
                         return;
                     }
                     let mut decoder = None;
+                    let mut counts = Counts::default();
                     for slot in lo..hi {
-                        if st[slot as usize].load(Ordering::Relaxed) == n {
+                        if st[slot as usize].load(Ordering::Relaxed) == n
+                            && (pushing || wdl_at(self.wdl, slot) != W_WIN)
+                        {
                             let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
-                            self.spread(slot, d, &st, &marks, preds, decoder);
+                            self.spread(slot, d, &st, &marks, preds, decoder, &mut counts);
                         }
                     }
+                    self.add(&counts);
                 });
+            if let Some(open) = &open {
+                self.pull(d, &st, &marks, open);
+            }
             self.check(g)?;
             d += 1;
         }
-        let mut st = st;
-        let mut open = None;
-        let plies: Vec<u16> = st
-            .iter_mut()
-            .enumerate()
-            .map(|(s, c)| {
-                let v = *c.get_mut();
-                if v == NONE {
-                    UNUSED
-                } else {
-                    if v >= LOSS_OPEN && open.is_none() {
-                        open = Some(s as u64);
-                    }
-                    v
-                }
-            })
-            .collect();
-        drop(st);
+        drop(open);
+        // in place: the same size and layout
+        let plies: Vec<u16> = st.into_iter().map(AtomicU16::into_inner).collect();
+        // NONE is UNUSED; any other state at or above LOSS_OPEN is still open
+        let open = plies
+            .par_iter()
+            .position_first(|&v| v >= LOSS_OPEN && v != NONE)
+            .map(|s| s as u64);
         if let Some(slot) = open {
             let pos = g.used_position_at(slot);
             return Err(GenError::Inconsistent(format!(
@@ -392,7 +441,9 @@ impl Run<'_, '_> {
             )));
         };
         let w = wdl_at(self.wdl, s);
-        let over = self.own.is_some_and(|own| cursed(own[s as usize]));
+        let over = self
+            .own
+            .is_some_and(|own| own[(s / 64) as usize] >> (s % 64) & 1 != 0);
         Ok(match (w, over) {
             (W_NONE, _) => Category::Draw,
             (W_WIN, false) => Category::Win,
@@ -533,7 +584,169 @@ impl Run<'_, '_> {
         Ok(LOSS_OPEN | blessed | kids.len() as u16)
     }
 
+    /// Adds a task's tallies to the run's.
+    fn add(&self, counts: &Counts) {
+        for &(v, n) in &counts.wins {
+            if let Some(at) = self.wins_at.get(usize::from(v)) {
+                at.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+        self.open_losses.fetch_add(counts.opened, Ordering::Relaxed);
+        self.open_losses.fetch_sub(counts.closed, Ordering::Relaxed);
+    }
+
+    /// Whether the pass of distance `d` should pull: each open loss looks at its replies
+    /// ([`Run::pull`]) instead of each win at `d` visiting its predecessors. A table has
+    /// far more wins than losses, and most losses are decided within a few plies, after
+    /// which a push visits the predecessors of millions of wins to count down a few
+    /// thousand losses. Pulling costs a decode and the replies up to the first one not yet
+    /// decided, a push a decode and every predecessor.
+    fn pull_pays(&self, d: u32) -> bool {
+        let wins = self
+            .wins_at
+            .get(d as usize)
+            .map_or(0, |w| w.load(Ordering::Relaxed));
+        self.open_losses.load(Ordering::Relaxed) * PULL_RATIO < wins
+    }
+
+    /// One bit a slot: the losses still open.
+    fn open_losses(&self, st: &[AtomicU16]) -> Vec<AtomicU64> {
+        let total = st.len();
+        (0..total.div_ceil(64))
+            .into_par_iter()
+            .map(|w| {
+                let mut bits = 0u64;
+                for s in w * 64..(w * 64 + 64).min(total) {
+                    let v = st[s].load(Ordering::Relaxed);
+                    if v >= LOSS_OPEN && v != NONE && wdl_at(self.wdl, s as u64) != W_WIN {
+                        bits |= 1 << (s % 64);
+                    }
+                }
+                AtomicU64::new(bits)
+            })
+            .collect()
+    }
+
+    /// The pull half of pass `d`, after the wins at `d` are final: every open loss whose
+    /// replies are all decided loses in one ply more than its longest reply.
+    fn pull(&self, d: u32, st: &[AtomicU16], marks: &[Marks], open: &[AtomicU64]) {
+        const WORDS: usize = (CHUNK / 64) as usize;
+        let g = self.g;
+        open.par_chunks(WORDS).enumerate().for_each_init(
+            || None,
+            |decoder, (c, words)| {
+                if g.failed() {
+                    return;
+                }
+                let mut closed = 0;
+                for (k, word) in words.iter().enumerate() {
+                    let mut bits = word.load(Ordering::Relaxed);
+                    let base = ((c * WORDS + k) * 64) as u64;
+                    while bits != 0 {
+                        let slot = base + u64::from(bits.trailing_zeros());
+                        bits &= bits - 1;
+                        let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
+                        match self.settled_loss(slot, d, st, decoder) {
+                            Ok(None) => {}
+                            Ok(Some(v)) => {
+                                // this task alone holds the bits of its words
+                                st[slot as usize].store(v, Ordering::Relaxed);
+                                mark(marks, slot, u32::from(v));
+                                self.max.fetch_max(u32::from(v), Ordering::Relaxed);
+                                word.fetch_and(!(1 << (slot % 64)), Ordering::Relaxed);
+                                closed += 1;
+                            }
+                            Err(e) => return g.fail(e),
+                        }
+                    }
+                }
+                self.open_losses.fetch_sub(closed, Ordering::Relaxed);
+            },
+        );
+    }
+
+    /// The value of the open loss at `slot` if every reply that does not zero is decided
+    /// by the end of pass `d` (one ply more than the longest, or the blessed leaf's if
+    /// longer); `None` while one is not.
+    fn settled_loss(
+        &self,
+        slot: u64,
+        d: u32,
+        st: &[AtomicU16],
+        decoder: &mut Decoder,
+    ) -> Result<Option<u16>, GenError> {
+        let g = self.g;
+        let (turn, i) = g.index.split_slot(slot);
+        let Some(board) = decoder.decode(&g.index, i) else {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: slot {slot} holds a loss but names no position"
+            )));
+        };
+        let fixed = !g.index.may_be_mirror(i);
+        let occ = board.occupied();
+        let empty = !occ;
+        let other_shah = board
+            .shah_of(!turn)
+            .map_or(Bitboard::EMPTY, attacks::shah_attacks);
+        let mut longest: Option<u16> = None;
+        for from in board.by_color(turn) {
+            let role = board.role_at(from).expect("occupied");
+            // pawn moves and captures zero: their leaves are in the seed's state
+            let targets = match role {
+                Role::Pawn => continue,
+                Role::Shah => attacks::shah_attacks(from) & empty & !other_shah,
+                _ => attacks::attacks(role, turn, from, occ) & empty,
+            };
+            let piece = Piece { color: turn, role };
+            for to in targets {
+                let k = g
+                    .slot_after(i, &board, fixed, piece, from, to, !turn, || {
+                        let mut after = board;
+                        after.move_piece(turn, role, from, to, role);
+                        Position::placement(after, !turn)
+                    })
+                    .map_err(|next| {
+                        GenError::Inconsistent(format!(
+                            "DTZ: no index for successor {} of slot {slot}",
+                            Fen::from_position(&next)
+                        ))
+                    })?;
+                match wdl_at(self.wdl, k) {
+                    // a move that leaves the mover's shah in check reaches an unused slot
+                    W_NONE => continue,
+                    W_WIN => {}
+                    _ => {
+                        return Err(GenError::Inconsistent(format!(
+                            "DTZ: {} is lost but has a reply that does not win",
+                            Fen::from_position(&g.used_position_at(slot))
+                        )));
+                    }
+                }
+                let v = st[k as usize].load(Ordering::Relaxed);
+                if u32::from(v) > d {
+                    return Ok(None);
+                }
+                longest = longest.max(Some(v));
+            }
+        }
+        let Some(longest) = longest else {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: {} is open but has no reply that does not zero",
+                Fen::from_position(&g.used_position_at(slot))
+            )));
+        };
+        let v = u32::from(longest) + 1;
+        let v = if st[slot as usize].load(Ordering::Relaxed) & BLESSED != 0 {
+            v.max(u32::from(CURSED_LEAF))
+        } else {
+            v
+        };
+        debug_assert!(v == d + 1 || v == u32::from(CURSED_LEAF), "{v} at pass {d}");
+        Ok(Some(v as u16))
+    }
+
     /// Spreads the value of a slot decided at `d` to its predecessors.
+    #[allow(clippy::too_many_arguments)]
     fn spread(
         &self,
         slot: u64,
@@ -542,6 +755,7 @@ impl Run<'_, '_> {
         marks: &[Marks],
         preds: &mut Vec<u64>,
         decoder: &mut Decoder,
+        counts: &mut Counts,
     ) {
         let g = self.g;
         let (turn, i) = g.index.split_slot(slot);
@@ -581,6 +795,7 @@ impl Run<'_, '_> {
                 if cell.fetch_min(next as u16, Ordering::Relaxed) > next as u16 {
                     mark(marks, p, next);
                     self.max.fetch_max(next, Ordering::Relaxed);
+                    counts.win(next as u16);
                 }
             } else if wp == W_LOSS {
                 let old = cell.fetch_sub(1, Ordering::Relaxed);
@@ -599,8 +814,29 @@ impl Run<'_, '_> {
                     cell.store(v as u16, Ordering::Relaxed);
                     mark(marks, p, v);
                     self.max.fetch_max(v, Ordering::Relaxed);
+                    counts.closed += 1;
                 }
             }
+        }
+    }
+}
+
+/// A task's tallies for [`Run::add`].
+#[derive(Default)]
+struct Counts {
+    /// Wins given each value (few distinct values a task).
+    wins: Vec<(u16, u64)>,
+    /// Losses left open by the seed.
+    opened: u64,
+    /// Losses decided by a push.
+    closed: u64,
+}
+
+impl Counts {
+    fn win(&mut self, v: u16) {
+        match self.wins.iter_mut().find(|(w, _)| *w == v) {
+            Some(e) => e.1 += 1,
+            None => self.wins.push((v, 1)),
         }
     }
 }

@@ -41,7 +41,8 @@ pub(crate) fn plain_category(v: Value) -> Category {
 }
 
 /// Sub-tables of at most this many slots are held whole in memory while a table is
-/// generated: every 4-man table (at most 22 MB, a pawn table), no 5-man one.
+/// generated: every 4-man table (at most 22 MB as 16-bit codes, a pawn table; half as
+/// bytes), no 5-man one.
 const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
 
 /// The sub-tables of one material as its generation reads them: the small ones whole in
@@ -57,8 +58,42 @@ struct ResidentSubTables<'a> {
 struct Resident {
     material: Material,
     index: TableIndex,
-    codes: Vec<u16>,
+    codes: Codes,
     path: PathBuf,
+}
+
+/// A sub-table's codes: a byte a slot when it has at most 256 distinct ones (every 4-man
+/// table so far), which halves what the sub-tables hold during the whole generation.
+enum Codes {
+    Narrow { symbols: Vec<u16>, slots: Vec<u8> },
+    Wide(Vec<u16>),
+}
+
+impl Codes {
+    fn new(codes: Vec<u16>) -> Codes {
+        let mut seen = vec![false; 1 << 16];
+        for &c in &codes {
+            seen[usize::from(c)] = true;
+        }
+        let symbols: Vec<u16> = (0..=u16::MAX).filter(|&c| seen[usize::from(c)]).collect();
+        if symbols.len() > 256 {
+            return Codes::Wide(codes);
+        }
+        let mut symbol = vec![0u8; 1 << 16];
+        for (k, &c) in symbols.iter().enumerate() {
+            symbol[usize::from(c)] = k as u8;
+        }
+        let slots = codes.iter().map(|&c| symbol[usize::from(c)]).collect();
+        Codes::Narrow { symbols, slots }
+    }
+
+    #[inline]
+    fn get(&self, slot: usize) -> Option<u16> {
+        match self {
+            Codes::Narrow { symbols, slots } => slots.get(slot).map(|&k| symbols[usize::from(k)]),
+            Codes::Wide(codes) => codes.get(slot).copied(),
+        }
+    }
 }
 
 impl<'a> ResidentSubTables<'a> {
@@ -81,7 +116,7 @@ impl<'a> ResidentSubTables<'a> {
             tables.push(Resident {
                 material: m,
                 index,
-                codes,
+                codes: Codes::new(codes),
                 path: table_path(tb.dir(), m, tb.rules(), Metric::Dtm),
             });
         }
@@ -102,7 +137,7 @@ impl SubTables for ResidentSubTables<'_> {
         let s = stored_slot(&r.index, m, pos).ok_or_else(|| {
             GenError::Inconsistent(format!("no index for {}", Fen::from_position(pos)))
         })?;
-        let code = r.codes.get(s as usize).copied().unwrap_or(format::UNUSED);
+        let code = r.codes.get(s as usize).unwrap_or(format::UNUSED);
         Tablebase::dtm_code_value(&r.path, s, code).map_err(|e| GenError::SubTable(e.to_string()))
     }
 
@@ -146,8 +181,10 @@ pub const DTZ_ZSTD_LEVEL: i32 = 15;
 pub const DTZ_BLOCK_BYTES: usize = 64 << 10;
 
 /// Writes the DTZ file of a table (to a temporary name, synced, read back and checked,
-/// then renamed into place); its size.
-pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
+/// then renamed into place); its size. The plies become the file's values
+/// ([`DtzTable::to_file_values`]) in place: a second copy would double the memory the
+/// table needs.
+pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
     let extra = serde_json::to_vec(&t.stats).map_err(|e| GenError::Write(e.to_string()))?;
     let meta = TableMeta {
         metric: Metric::Dtz,
@@ -167,8 +204,8 @@ pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
         ..format::WriteOptions::default()
     };
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
-    let values = t.file_values();
-    let w = format::write_table_with(&path, &meta, &values[..stored], &options)
+    t.to_file_values();
+    let w = format::write_table_with(&path, &meta, &t.plies[..stored], &options)
         .map_err(|e| GenError::Write(e.to_string()))?;
     Ok(w.file_bytes)
 }
@@ -236,6 +273,23 @@ pub enum TableOutcome {
 /// that writing needs no second table-sized array (on a 5-man table with a pawn, 1.4 GB).
 /// Afterwards `g.codes` is empty: the values are in the files.
 pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
+    write_for_dtz(dir, g).map(|w| (w.wdl_bytes, w.dtm_bytes))
+}
+
+/// What [`write_for_dtz`] leaves.
+struct ForDtz {
+    wdl_bytes: u64,
+    dtm_bytes: u64,
+    /// The codes' memory (it holds the WDL file's values), for the DTZ state.
+    buffer: Vec<u16>,
+    /// The table's WDL packed for the DTZ retrograde ([`pack_wdl`]).
+    wdl: Vec<u8>,
+}
+
+/// [`write`], also keeping what the DTZ retrograde needs: the WDL packed from the codes
+/// between the two files (not before the DTM file, whose writing is the peak of a table's
+/// memory), and the codes' memory.
+fn write_for_dtz(dir: &Path, g: &mut Generated) -> Result<ForDtz, GenError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| GenError::Write(format!("cannot create {}: {e}", dir.display())))?;
     let extra = serde_json::to_vec(&g.stats).map_err(|e| GenError::Write(e.to_string()))?;
@@ -266,6 +320,7 @@ pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
         &dtm_options,
     )
     .map_err(|e| GenError::Write(e.to_string()))?;
+    let packed = pack_wdl(&g.codes);
     let mut wdl = std::mem::take(&mut g.codes);
     super::wdl_values_in_place(&mut wdl, &g.conversions);
     // WDL blocks hold 1 M positions (2 bits each): measured on KRQvKR, 24% smaller than
@@ -277,7 +332,12 @@ pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
     };
     let w = format::write_table_with(&wdl_path, &meta(Metric::Wdl), &wdl[..stored], &wdl_options)
         .map_err(|e| GenError::Write(e.to_string()))?;
-    Ok((w.file_bytes, d.file_bytes))
+    Ok(ForDtz {
+        wdl_bytes: w.file_bytes,
+        dtm_bytes: d.file_bytes,
+        buffer: wdl,
+        wdl: packed,
+    })
 }
 
 /// Whether the files of a table (WDL, DTM and DTZ under the tablebase's move rule) are
@@ -420,16 +480,20 @@ fn make_table(
     if progress.cancelled() {
         return Err(GenError::Cancelled);
     }
-    // What DTZ needs of the codes, before writing the files consumes them.
-    let wdl = pack_wdl(&g.codes);
-    let (wdl_bytes, dtm_bytes) = write(dir, &mut g)?;
+    let ForDtz {
+        wdl_bytes,
+        dtm_bytes,
+        buffer,
+        wdl,
+    } = write_for_dtz(dir, &mut g)?;
     let leaves = Leaves {
         conversions: Some(&g.conversions),
         cursed_subtables: cursed_subtables(tb, m)?,
     };
-    let dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress)?;
+    let mut dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress, buffer)?;
     drop(wdl);
-    let dtz_bytes = write_dtz(dir, &dtz)?;
+    let dtz_bytes = write_dtz(dir, &mut dtz)?;
+    drop(dtz.plies);
     drop(subs);
     // The values are on disk now (writing emptied the codes): keep the summary only, or a
     // long run (every 5-man table) would hold every table it wrote.

@@ -21,17 +21,20 @@ impl Generator<'_> {
         let total = 2 * self.size();
         self.progress
             .begin(&format!("{} seed", self.index.material()), total);
-        let chunks: Vec<(u32, Vec<u8>)> = (0..total.div_ceil(CHUNK))
-            .into_par_iter()
+        // Each chunk writes its own part of the packed codes (CHUNK is a multiple of 4):
+        // no second copy of them is ever made.
+        let mut conversions = vec![0u8; total.div_ceil(4) as usize];
+        let max = conversions
+            .par_chunks_mut((CHUNK / 4) as usize)
+            .enumerate()
             .map_init(
                 || (MoveList::new(), Vec::with_capacity(64)),
-                |(moves, kids), chunk| {
-                    let lo = chunk * CHUNK;
+                |(moves, kids), (chunk, packed)| {
+                    let lo = chunk as u64 * CHUNK;
                     let hi = (lo + CHUNK).min(total);
                     let mut max = 0;
-                    let mut packed = vec![0u8; (hi - lo).div_ceil(4) as usize];
                     if self.progress.cancelled() {
-                        return (max, packed);
+                        return max;
                     }
                     let mut decoder = Decoder::new(&self.index);
                     for slot in lo..hi {
@@ -46,17 +49,13 @@ impl Generator<'_> {
                         packed[k / 4] |= conversion << (2 * (k % 4));
                     }
                     self.progress.advance(hi - lo);
-                    (max, packed)
+                    max
                 },
             )
-            .collect();
-        let max = chunks.iter().map(|c| c.0).max().unwrap_or(0);
+            .max()
+            .unwrap_or(0);
         self.max_distance.fetch_max(max, Ordering::Relaxed);
         self.progress.end();
-        let mut conversions = Vec::with_capacity(total.div_ceil(4) as usize);
-        for (_, packed) in chunks {
-            conversions.extend_from_slice(&packed);
-        }
         conversions
     }
 
