@@ -611,15 +611,15 @@ impl Run<'_, '_> {
 
     /// One bit a slot: the losses still open.
     fn open_losses(&self, st: &[AtomicU16]) -> Vec<AtomicU64> {
-        let total = st.len();
-        (0..total.div_ceil(64))
-            .into_par_iter()
-            .map(|w| {
+        st.par_chunks(64)
+            .enumerate()
+            .map(|(w, cells)| {
                 let mut bits = 0u64;
-                for s in w * 64..(w * 64 + 64).min(total) {
-                    let v = st[s].load(Ordering::Relaxed);
-                    if v >= LOSS_OPEN && v != NONE && wdl_at(self.wdl, s as u64) != W_WIN {
-                        bits |= 1 << (s % 64);
+                for (k, cell) in cells.iter().enumerate() {
+                    let v = cell.load(Ordering::Relaxed);
+                    let s = (w * 64 + k) as u64;
+                    if v >= LOSS_OPEN && v != NONE && wdl_at(self.wdl, s) != W_WIN {
+                        bits |= 1 << k;
                     }
                 }
                 AtomicU64::new(bits)
