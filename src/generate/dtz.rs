@@ -792,7 +792,11 @@ impl Run<'_, '_> {
                         Fen::from_position(&g.used_position_at(p))
                     )));
                 }
-                if cell.fetch_min(next as u16, Ordering::Relaxed) > next as u16 {
+                // most predecessors already win as fast: a plain load spares the locked
+                // read-modify-write (x86 has no atomic minimum: it is a CAS loop)
+                if cell.load(Ordering::Relaxed) > next as u16
+                    && cell.fetch_min(next as u16, Ordering::Relaxed) > next as u16
+                {
                     mark(marks, p, next);
                     self.max.fetch_max(next, Ordering::Relaxed);
                     counts.win(next as u16);
