@@ -325,15 +325,21 @@ impl Run<'_, '_> {
                         mark(&marks, slot, 0);
                         continue;
                     }
-                    let (turn, i) = g.index.split_slot(slot);
-                    let board = decoder.decode_legal(&g.index, i, turn);
-                    let Some(pos) = g.position_of(turn, i, board) else {
-                        g.fail(GenError::Inconsistent(format!(
-                            "DTZ: slot {slot} has a value but names no position"
-                        )));
-                        return;
+                    let seeded = match self.win_without_position(slot, w) {
+                        Some(v) => Ok(v),
+                        None => {
+                            let (turn, i) = g.index.split_slot(slot);
+                            let board = decoder.decode_legal(&g.index, i, turn);
+                            let Some(pos) = g.position_of(turn, i, board) else {
+                                g.fail(GenError::Inconsistent(format!(
+                                    "DTZ: slot {slot} has a value but names no position"
+                                )));
+                                return;
+                            };
+                            self.seed(slot, &pos, w, moves, kids)
+                        }
                     };
-                    match self.seed(slot, &pos, w, moves, kids) {
+                    match seeded {
                         Ok(v) => {
                             // a win's seed of 1 is a zeroing move (a mate in 1 is found
                             // by the passes, not the seed)
@@ -463,6 +469,21 @@ impl Run<'_, '_> {
             return self.g.sub.category(&child);
         }
         Ok(super::files::plain_category(self.g.sub.value(&child)?))
+    }
+
+    /// The first state of a win in a table without pawns, from the generator's
+    /// conversions alone (as [`Run::seed`] finds it, without decoding the position): 1 if
+    /// a capture wins, else open.
+    fn win_without_position(&self, slot: u64, w: u8) -> Option<u16> {
+        if w != W_WIN || self.g.index.material().has_pawns() {
+            return None;
+        }
+        let conversion = self
+            .leaves
+            .conversions
+            .filter(|_| self.move_rule == MoveRule::None || !self.leaves.cursed_subtables)
+            .map(|c| super::state::packed_conversion(c, slot as usize))?;
+        Some(if conversion == 3 { 1 } else { WIN_OPEN })
     }
 
     /// The first state of a decided slot (not mated): a win's leaf, or a loss's count.
