@@ -13,7 +13,9 @@
 //! zeroing (un-moves of pieces other than pawns); a predecessor of a loss at `d` wins in
 //! `d + 1` at most, and a predecessor of a win at `d` that loses has one reply fewer left
 //! to try; after its last one, it loses at `d + 1`, or later if a zeroing reply (a leaf)
-//! holds out longer.
+//! holds out longer. Once the wins of a pass outnumber the losses still open, the wins
+//! stop pushing: each open loss instead looks at its own replies (a pull), and loses one
+//! ply after its longest once all of them are decided.
 //!
 //! A pawn move that neither captures nor promotes stays in the table, so under the move
 //! rule its leaf depends on the table's own categories: the retrograde is repeated with the
@@ -23,7 +25,7 @@
 //!
 //! State: one 16-bit word a slot (the distance once decided; while open, the count of
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
-//! two bits a slot.
+//! two bits a slot and, once the passes pull, a bit a slot for the open losses.
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
