@@ -480,12 +480,18 @@ impl Run<'_, '_> {
         if w != W_WIN || self.g.index.material().has_pawns() {
             return None;
         }
-        let conversion = self
-            .leaves
+        let conversion = self.conversion(slot)?;
+        Some(if conversion == 3 { 1 } else { WIN_OPEN })
+    }
+
+    /// The generator's conversion code of `slot` (3 when a capture or promotion wins),
+    /// where it tells a leaf's category: without the move rule, or when no sub-table has
+    /// cursed values.
+    fn conversion(&self, slot: u64) -> Option<u8> {
+        self.leaves
             .conversions
             .filter(|_| self.move_rule == MoveRule::None || !self.leaves.cursed_subtables)
-            .map(|c| super::state::packed_conversion(c, slot as usize))?;
-        Some(if conversion == 3 { 1 } else { WIN_OPEN })
+            .map(|c| super::state::packed_conversion(c, slot as usize))
     }
 
     /// The first state of a decided slot (not mated): a win's leaf, or a loss's count.
@@ -498,11 +504,7 @@ impl Run<'_, '_> {
         kids: &mut Vec<u64>,
     ) -> Result<u16, GenError> {
         // A conversion code from the generator: 3 when a capture or promotion wins.
-        let conversion = self
-            .leaves
-            .conversions
-            .filter(|_| self.move_rule == MoveRule::None || !self.leaves.cursed_subtables)
-            .map(|c| super::state::packed_conversion(c, slot as usize));
+        let conversion = self.conversion(slot);
         // Without pawns to move, the conversions say all there is about the leaves.
         let pawns = pos.board().by_piece(crate::role::Piece {
             color: pos.turn(),
