@@ -583,6 +583,20 @@ impl Position {
     /// moves that can end the game at once, short of stalemate. The problem solver's
     /// last ply: cheaper than generating every move and playing each to look for check.
     pub fn checks_and_conversions_into(&self, list: &mut MoveList) {
+        self.checks_into_with(list, true);
+    }
+
+    /// Every legal move that gives check (directly, or by uncovering a rook's line), and
+    /// the promotions, appended to `list` (which is cleared first): the only moves that
+    /// can mate. The problem solver's last ply when no capture can end the game.
+    pub fn checks_into(&self, list: &mut MoveList) {
+        self.checks_into_with(list, false);
+    }
+
+    /// [`Position::checks_and_conversions_into`], or without the captures that give no
+    /// check ([`Position::checks_into`]).
+    #[inline]
+    fn checks_into_with(&self, list: &mut MoveList, captures: bool) {
         list.clear();
         let (us, board) = (self.turn, &self.board);
         let (ours, theirs, occ) = (board.by_color(us), board.by_color(!us), board.occupied());
@@ -611,7 +625,8 @@ impl Position {
             } else {
                 Bitboard::EMPTY
             };
-            theirs | checking[role.index()] | off_line
+            let taken = if captures { theirs } else { Bitboard::EMPTY };
+            taken | checking[role.index()] | off_line
         };
         let shah = self.shah(us);
         let danger = self.danger(shah);

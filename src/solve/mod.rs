@@ -37,10 +37,9 @@ mod search;
 mod tt;
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-
-use rayon::prelude::*;
 
 use crate::fen::Fen;
 use crate::material::Material;
@@ -377,6 +376,7 @@ pub fn solve(
             } else {
                 None
             };
+            let mut root = RootMoves::new(pos);
             let mut value = None;
             let mut next = Some(1);
             while let Some(from) = next {
@@ -385,7 +385,7 @@ pub fn solve(
                     &step,
                     pool.as_ref(),
                     from,
-                    pos,
+                    &mut root,
                     opts,
                     progress,
                     &mut solution,
@@ -490,19 +490,18 @@ fn deepen(
     shared: &Shared<'_>,
     pool: Option<&rayon::ThreadPool>,
     from: u32,
-    pos: &Position,
+    root: &mut RootMoves,
     opts: &SolveOptions,
     progress: &dyn SolveProgress,
     solution: &mut Solution,
 ) -> Result<(Option<Value>, Option<u32>), SolveError> {
-    let children = root_moves(pos);
     let start = Instant::now();
     for d in from..=opts.max_plies {
-        let step = |parallel| {
+        let mut step = |parallel| {
             if d % 2 == 1 {
-                win_step(shared, &children, d, parallel)
+                win_step(shared, root, d, parallel)
             } else {
-                loss_step(shared, &children, d, parallel)
+                loss_step(shared, root, d, parallel)
             }
         };
         let outcome = match pool {
@@ -554,23 +553,94 @@ fn grow_to(tt: &TransTable, max_bytes: usize, nodes: &AtomicU64) -> Option<Trans
     (bytes > tt.bytes()).then(|| tt.grown(bytes)).flatten()
 }
 
+/// The root's moves, with what each cost the last step of the deepening.
+struct RootMoves {
+    /// The moves and the positions after them, in the order keys are listed in.
+    children: Vec<(Move, Position)>,
+    /// The nodes each move's search took at the last bound it was searched to.
+    work: Vec<u64>,
+}
+
+impl RootMoves {
+    fn new(pos: &Position) -> RootMoves {
+        let children = root_moves(pos);
+        let work = vec![0; children.len()];
+        RootMoves { children, work }
+    }
+
+    /// Searches the position after each root move with `question`, the moves that cost
+    /// most at the last step first, until one answers `Ok(stop_at)`, or an error: the
+    /// answer of each move searched (in the moves' own order), `None` for the others.
+    ///
+    /// In parallel each thread of the current pool takes the next move as it finishes
+    /// one, so the longest searches start first and the threads finish together (the
+    /// longest processing time first rule); a move's search runs on one thread.
+    fn search_each(
+        &mut self,
+        shared: &Shared<'_>,
+        parallel: bool,
+        stop_at: Option<bool>,
+        question: impl Fn(&mut Search<'_, '_>, &Position) -> search::Result<bool> + Sync,
+    ) -> Vec<Option<search::Result<bool>>> {
+        let mut order: Vec<usize> = (0..self.children.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.work[i]));
+        let next = AtomicUsize::new(0);
+        let done = AtomicBool::new(false);
+        let answers: Vec<Mutex<Option<Searched>>> =
+            self.children.iter().map(|_| Mutex::new(None)).collect();
+        let worker = || {
+            while !done.load(Ordering::Relaxed) {
+                let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    break;
+                };
+                let mut s = Search::new(shared);
+                let answer = question(&mut s, &self.children[i].1);
+                if answer.as_ref().map_or(true, |&a| Some(a) == stop_at) {
+                    done.store(true, Ordering::Relaxed);
+                }
+                let nodes = s.searched();
+                *answers[i].lock().unwrap_or_else(PoisonError::into_inner) = Some((answer, nodes));
+            }
+        };
+        if parallel {
+            rayon::scope(|scope| {
+                for _ in 0..rayon::current_num_threads() {
+                    scope.spawn(|_| worker());
+                }
+            });
+        } else {
+            worker();
+        }
+        answers
+            .into_iter()
+            .zip(self.work.iter_mut())
+            .map(|(slot, work)| {
+                let (answer, nodes) = slot.into_inner().unwrap_or_else(PoisonError::into_inner)?;
+                *work = nodes;
+                Some(answer)
+            })
+            .collect()
+    }
+}
+
+/// A root move's answer and the nodes its search took.
+type Searched = (search::Result<bool>, u64);
+
 /// Does a root move leave the opponent lost within `d - 1` plies? The value and every
 /// such move if so.
 fn win_step(
     shared: &Shared<'_>,
-    children: &[(Move, Position)],
+    root: &mut RootMoves,
     d: u32,
     parallel: bool,
 ) -> search::Result<Option<(Value, Vec<Key>)>> {
-    let wins_of = |(_, child): &(Move, Position)| Search::new(shared).lose_within(child, d - 1);
-    let wins: Vec<search::Result<bool>> = if parallel {
-        children.par_iter().map(wins_of).collect()
-    } else {
-        children.iter().map(wins_of).collect()
-    };
+    let wins = root.search_each(shared, parallel, None, |s, child| {
+        s.lose_within(child, d - 1)
+    });
     let mut keys = Vec::new();
-    for ((m, _), w) in children.iter().zip(wins) {
-        if w? {
+    for ((m, _), w) in root.children.iter().zip(wins) {
+        // every move is searched unless one fails with an error
+        if w.transpose()? == Some(true) {
             keys.push(Key { mv: *m, plies: d });
         }
     }
@@ -581,34 +651,37 @@ fn win_step(
 /// longest defences if so.
 fn loss_step(
     shared: &Shared<'_>,
-    children: &[(Move, Position)],
+    root: &mut RootMoves,
     d: u32,
     parallel: bool,
 ) -> search::Result<Option<(Value, Vec<Key>)>> {
     // (each first move gets a search of its own, with its own killer defences, as the
     // threads do: killers carried from one first move to the next were found to mislead)
-    let wins_of = |(_, child): &(Move, Position)| Search::new(shared).win_within(child, d - 1);
-    let holds = |r: &search::Result<bool>| !matches!(r, Ok(true));
-    let escape = if parallel {
-        children.par_iter().map(wins_of).find_any(holds)
-    } else {
-        children.iter().map(wins_of).find(holds)
-    };
-    match escape {
-        Some(Err(e)) => Err(e),
-        Some(Ok(_)) => Ok(None),
-        None => {
-            // the longest defences: those the opponent cannot win against within d - 3
-            let mut s = Search::new(shared);
-            let mut keys = Vec::new();
-            for (m, child) in children {
-                if d < 3 || !s.win_within(child, d - 3)? {
-                    keys.push(Key { mv: *m, plies: d });
-                }
+    let wins = root.search_each(shared, parallel, Some(false), |s, child| {
+        s.win_within(child, d - 1)
+    });
+    for w in &wins {
+        match w {
+            Some(Err(_)) => {
+                let Some(Some(Err(e))) = wins.into_iter().find(|w| matches!(w, Some(Err(_))))
+                else {
+                    unreachable!("an error was seen")
+                };
+                return Err(e);
             }
-            Ok(Some((Value::Loss(d), keys)))
+            Some(Ok(false)) => return Ok(None),
+            _ => {}
         }
     }
+    // the longest defences: those the opponent cannot win against within d - 3
+    let mut s = Search::new(shared);
+    let mut keys = Vec::new();
+    for (m, child) in &root.children {
+        if d < 3 || !s.win_within(child, d - 3)? {
+            keys.push(Key { mv: *m, plies: d });
+        }
+    }
+    Ok(Some((Value::Loss(d), keys)))
 }
 
 /// The exact value of `child`, a position after a move from a position of exact value
