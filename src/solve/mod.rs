@@ -20,7 +20,8 @@
 //! bound has been refuted. Each question is an AND/OR search with depth-first proofs
 //! ([`search`]): at the attacker's nodes the first winning move ends the search, moves
 //! ordered by checks first and then by how few replies they leave; at the defender's
-//! nodes captures come first (they usually fall into a table and are answered at once).
+//! nodes the defences that held elsewhere come first near the leaves, and further up
+//! checks and captures of the attacker's men, which shrink what is left to refute.
 //! Every answer is stored in a transposition table of bounded size as a proven bound
 //! ("wins within 9", "does not win within 7"), so each deepening reuses the last one's
 //! work and transpositions are searched once.
@@ -28,9 +29,11 @@
 //! Proof-number search finds deep wins with fewer nodes, but proves no minimality: to
 //! show that a win is the shortest and to find *every* key, each shorter bound must be
 //! refuted anyway, which is what the deepening does. The root's moves are searched in
-//! parallel (rayon) over the shared lockless table, which also gives each first move its
-//! own answer, so all keys come out of the final iteration at no extra cost. With one
-//! thread they are searched in turn on the caller's thread, and no pool is started.
+//! parallel (each thread of a rayon pool taking the next from a queue, the costliest
+//! at the last bound first) over the shared lockless table, which also gives each first
+//! move its own answer, so all keys come out of the final iteration at no extra cost.
+//! With one thread they are searched in turn on the caller's thread, and no pool is
+//! started.
 
 mod json;
 mod search;
