@@ -330,11 +330,14 @@ fn self_play_mates_agree_with_popeye() {
     let set = mates();
     assert!(set.len() >= 100, "{} positions", set.len());
     let (mut nodes, mut many_keys) = (0, 0);
-    for m in &set {
+    for (i, m) in set.iter().enumerate() {
         let pos = Position::from_fen(&m.fen).unwrap();
         assert!(pos.board().occupied().count() >= 8, "{}: many men", m.name);
         let mut opts = options(m.plies);
         opts.tree_depth = 0;
+        // every other one on one thread: the root's moves then searched in turn on the
+        // caller's thread, not taken from the queue by a pool's threads
+        opts.threads = 1 + i % 2;
         let s = run(&tb, &pos, &opts);
         assert_eq!(
             (s.verdict, s.plies),
