@@ -663,17 +663,10 @@ fn loss_step(
     let wins = root.search_each(shared, parallel, Some(false), |s, child| {
         s.win_within(child, d - 1)
     });
-    for w in &wins {
-        match w {
-            Some(Err(_)) => {
-                let Some(Some(Err(e))) = wins.into_iter().find(|w| matches!(w, Some(Err(_))))
-                else {
-                    unreachable!("an error was seen")
-                };
-                return Err(e);
-            }
-            Some(Ok(false)) => return Ok(None),
-            _ => {}
+    // a move the opponent does not win against, or an error, ended the search
+    for w in wins.into_iter().flatten() {
+        if !w? {
+            return Ok(None);
         }
     }
     // the longest defences: those the opponent cannot win against within d - 3
