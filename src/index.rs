@@ -429,6 +429,59 @@ impl TableIndex {
         self.decode_groups(index, self.groups.len().saturating_sub(1))
     }
 
+    /// How far the pawns of the position at `index` have come: for each White pawn its
+    /// ranks above the second, for each Black pawn its ranks below the seventh (0 in a
+    /// table without pawns). A pawn's step forward that neither captures nor promotes, the
+    /// only pawn move that stays in the table, raises it by one; no other move within the
+    /// table changes it. At most [`TableIndex::max_pawn_advance`].
+    #[must_use]
+    pub fn pawn_advance(&self, index: u64) -> u32 {
+        let (_, mut rem) = self.rest_div.div_rem(index);
+        let mut sum = 0;
+        for g in self.groups.iter().rev() {
+            let (q, mut c) = g.size_div.div_rem(rem);
+            rem = q;
+            if g.piece.role != Role::Pawn {
+                continue;
+            }
+            let advance = |s: u32| {
+                // `s` counts from a2: ranks 2-7 are s / 8 = 0..=5
+                let rank = s / 8;
+                if g.piece.color == Color::White {
+                    rank
+                } else {
+                    5 - rank
+                }
+            };
+            if g.count == 1 {
+                sum += advance(c as u32);
+                continue;
+            }
+            // colex decoding, as `decode_groups`
+            let mut top = g.squares;
+            for k in (1..=g.count).rev() {
+                let mut s = top - 1;
+                while BINOM[s as usize][k] > c {
+                    s -= 1;
+                }
+                c -= BINOM[s as usize][k];
+                top = s;
+                sum += advance(s);
+            }
+        }
+        sum
+    }
+
+    /// The largest [`TableIndex::pawn_advance`]: 5 a pawn.
+    #[must_use]
+    pub fn max_pawn_advance(&self) -> u32 {
+        self.groups
+            .iter()
+            .filter(|g| g.piece.role == Role::Pawn)
+            .map(|g| 5 * g.count as u32)
+            .sum()
+    }
+
     /// Decodes the shahs and the first `placed` groups of `index`.
     fn decode_groups(&self, index: u64, placed: usize) -> Option<Board> {
         if index >= self.size() {
@@ -1037,6 +1090,52 @@ mod tests {
                 }
             }
             assert!(used > 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod pawn_advance_tests {
+    use super::*;
+
+    /// The advance from the decoded board, square by square.
+    fn advance_of(board: &Board) -> u32 {
+        let mut sum = 0;
+        for color in [Color::White, Color::Black] {
+            for sq in board.by_piece(Piece {
+                color,
+                role: Role::Pawn,
+            }) {
+                let rank = (sq.index() / 8) as u32; // 1..=6
+                sum += if color == Color::White {
+                    rank - 1
+                } else {
+                    6 - rank
+                };
+            }
+        }
+        sum
+    }
+
+    #[test]
+    fn pawn_advance_is_that_of_the_decoded_board() {
+        for m in ["KPvKR", "KRPvKP", "KPPvKP", "KPPvKR", "KRvKNP", "KQvKR"] {
+            let material = m.parse::<Material>().unwrap().normalized();
+            let index = TableIndex::new(material);
+            let max = index.max_pawn_advance();
+            let mut seen = vec![false; max as usize + 1];
+            // a prime stride visits every digit of every group
+            let step = (index.size() / 200_003).max(1) | 1;
+            let mut i = 0;
+            while i < index.size() {
+                if let Some(board) = index.decode(i) {
+                    let a = index.pawn_advance(i);
+                    assert_eq!(a, advance_of(&board), "{m} index {i}");
+                    seen[a as usize] = true;
+                }
+                i += step;
+            }
+            assert!(seen.iter().all(|&s| s), "{m}: some advance never seen");
         }
     }
 }

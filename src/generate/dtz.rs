@@ -18,10 +18,16 @@
 //! ply after its longest once all of them are decided.
 //!
 //! A pawn move that neither captures nor promotes stays in the table, so under the move
-//! rule its leaf depends on the table's own categories: the retrograde is repeated with the
-//! categories of the previous round until none changes (pawn moves only go forward, so
-//! each round settles at least one more step of pawn advance). Without cursed values the
-//! first round is already exact.
+//! rule its leaf depends on the table's own categories. A first round takes those leaves
+//! to be plain (neither cursed nor blessed); if the table then has no cursed value, that
+//! round is exact. Otherwise the retrograde runs again by *pawn advance* (each White pawn's
+//! ranks above the second plus each Black pawn's below the seventh,
+//! [`crate::index::TableIndex::pawn_advance`]), the most advanced stage first: a pawn's
+//! step raises the advance by one and no other move within the table changes it, so every
+//! leaf of a stage is in a stage already final, and each stage is a retrograde of its own
+//! over the moves that do not zero. A table whose sub-tables have cursed values (KBPvKB,
+//! whose promotions lead to KQBvKB) goes by pawn advance at once. On KBPvKB this took the
+//! DTZ from 463 s (six rounds of the whole table) to 91 s, the file byte for byte the same.
 //!
 //! State: one 16-bit word a slot (the distance once decided; while open, the count of
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
@@ -122,7 +128,8 @@ pub struct DtzTable {
     /// them out (see [`DtzTable::to_file_values`]).
     pub zeroing_wins: Vec<u64>,
     pub stats: DtzStats,
-    /// Rounds of the retrograde (more than one only for a pawn table with cursed values).
+    /// Rounds of the retrograde: two for a pawn table whose first round found cursed
+    /// values (the second by pawn advance), otherwise one.
     pub rounds: u32,
     pub seconds: f64,
 }
@@ -173,8 +180,14 @@ pub fn generate_dtz(
     let g = Generator::new(material, rules, sub, progress);
     let material = g.index.material();
     let has_pawns = material.has_pawns();
-    // One bit a slot: the values over the move rule's count that the previous round found.
-    let mut own: Option<Vec<u64>> = None;
+    // Under the move rule, a pawn's step is a leaf whose category is the table's own. A
+    // first round takes every such leaf to be plain (not cursed); if the table then has
+    // no cursed value, that was right. Otherwise (and from the start if a sub-table has
+    // cursed values, so the table likely has some too) the retrograde runs by pawn
+    // advance: the positions of the most advanced pawns first, since a step only ever
+    // leads to a position of one advance more, whose values are then final.
+    let cursed_possible = rules.move_rule != MoveRule::None && has_pawns;
+    let mut by_advance = cursed_possible && leaves.cursed_subtables;
     let mut rounds = 0;
     let mut zeroing_wins: Vec<AtomicU64>;
     let mut buffer = buffer;
@@ -188,27 +201,18 @@ pub fn generate_dtz(
             g: &g,
             wdl,
             leaves,
-            own: own.as_deref(),
+            by_advance,
             move_rule: rules.move_rule,
             max: AtomicU32::new(0),
             open_losses: AtomicU64::new(0),
             wins_at: (0..=MAX_DTZ + 1).map(|_| AtomicU64::new(0)).collect(),
         };
         let plies = run.run(buffer)?;
-        if rules.move_rule == MoveRule::None || !has_pawns {
-            break plies;
-        }
-        // The categories this round's pawn leaves assumed, against those it found.
-        let found = cursed_bits(&plies);
-        let changed = match &own {
-            None => found.par_iter().any(|&w| w != 0),
-            Some(prev) => found.par_iter().zip(prev.par_iter()).any(|(a, b)| a != b),
-        };
-        if !changed {
+        if !cursed_possible || by_advance || !plies.par_iter().any(|&p| cursed(p)) {
             break plies;
         }
         buffer = plies;
-        own = Some(found);
+        by_advance = true;
     };
     let stats = count(&g, wdl, &plies, rules.move_rule);
     let zeroing_wins = zeroing_wins
@@ -224,18 +228,6 @@ pub fn generate_dtz(
         rounds,
         seconds: start.elapsed().as_secs_f64(),
     })
-}
-
-/// One bit a slot: whether its plies are over the move rule's count ([`cursed`]).
-fn cursed_bits(plies: &[u16]) -> Vec<u64> {
-    plies
-        .par_chunks(64)
-        .map(|c| {
-            c.iter()
-                .enumerate()
-                .fold(0u64, |w, (k, &p)| w | u64::from(cursed(p)) << k)
-        })
-        .collect()
 }
 
 /// Whether stored plies are over the move rule's count (cursed or blessed).
@@ -274,9 +266,9 @@ struct Run<'g, 'a> {
     g: &'g Generator<'a>,
     wdl: &'g [u8],
     leaves: &'g Leaves<'g>,
-    /// Which of the table's own values the previous round found over the move rule's
-    /// count, a bit a slot ([`cursed_bits`]: the categories of pawn-move leaves).
-    own: Option<&'g [u64]>,
+    /// Whether the retrograde runs by pawn advance, most advanced first (see
+    /// [`generate_dtz`]): then a pawn step's leaf reads its category from the state.
+    by_advance: bool,
     move_rule: MoveRule,
     max: AtomicU32,
     /// The slots that win in 1 ply by a zeroing move (see [`DtzTable::zeroing_wins`]).
@@ -293,7 +285,6 @@ impl Run<'_, '_> {
     fn run(&self, buffer: Vec<u16>) -> Result<Vec<u16>, GenError> {
         let g = self.g;
         let total = 2 * g.size();
-        let material = g.index.material();
         let mut buffer = buffer;
         if buffer.len() as u64 == total {
             buffer.par_chunks_mut(1 << 16).for_each(|c| c.fill(NONE));
@@ -305,7 +296,58 @@ impl Run<'_, '_> {
         let marks: Vec<Marks> = (0..total.div_ceil(CHUNK))
             .map(|_| Marks::default())
             .collect();
-        g.progress.begin(&format!("{material} DTZ seed"), total);
+        let levels: Vec<Option<u32>> = if self.by_advance {
+            (0..=g.index.max_pawn_advance()).rev().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for advance in levels {
+            self.stage(&st, &marks, advance)?;
+        }
+        // in place: the same size and layout
+        let plies: Vec<u16> = st.into_iter().map(AtomicU16::into_inner).collect();
+        // NONE is UNUSED; any other state at or above LOSS_OPEN is still open
+        let open = plies
+            .par_iter()
+            .position_first(|&v| v >= LOSS_OPEN && v != NONE)
+            .map(|s| s as u64);
+        if let Some(slot) = open {
+            let pos = g.used_position_at(slot);
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: {} was never decided",
+                Fen::from_position(&pos)
+            )));
+        }
+        Ok(plies)
+    }
+
+    /// The seed and the passes of one stage: every slot, or (by pawn advance) those of
+    /// one advance, once every more advanced slot is final.
+    fn stage(
+        &self,
+        st: &[AtomicU16],
+        marks: &[Marks],
+        advance: Option<u32>,
+    ) -> Result<(), GenError> {
+        let g = self.g;
+        let total = st.len() as u64;
+        let material = g.index.material();
+        // a stage's passes read only its own marks and tallies
+        marks.par_iter().for_each(|m| {
+            for w in &m.0 {
+                w.store(0, Ordering::Relaxed);
+            }
+        });
+        self.max.store(0, Ordering::Relaxed);
+        self.open_losses.store(0, Ordering::Relaxed);
+        for w in &self.wins_at {
+            w.store(0, Ordering::Relaxed);
+        }
+        let label = match advance {
+            Some(a) => format!("{material} DTZ seed, pawn advance {a}"),
+            None => format!("{material} DTZ seed"),
+        };
+        g.progress.begin(&label, total);
         (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
             || (MoveList::new(), Vec::with_capacity(64)),
             |(moves, kids), chunk| {
@@ -319,12 +361,12 @@ impl Run<'_, '_> {
                 let mut counts = Counts::default();
                 for slot in lo..hi {
                     let w = wdl_at(self.wdl, slot);
-                    if w == W_NONE {
+                    if w == W_NONE || !self.in_stage(slot, advance) {
                         continue;
                     }
                     if w == W_MATED {
                         st[slot as usize].store(0, Ordering::Relaxed);
-                        mark(&marks, slot, 0);
+                        mark(marks, slot, 0);
                         continue;
                     }
                     let seeded = match self.win_without_position(slot, w) {
@@ -338,7 +380,7 @@ impl Run<'_, '_> {
                                 )));
                                 return;
                             };
-                            self.seed(slot, &pos, w, moves, kids)
+                            self.seed(slot, &pos, w, moves, kids, st)
                         }
                     };
                     match seeded {
@@ -359,7 +401,7 @@ impl Run<'_, '_> {
                             }
                             st[slot as usize].store(v, Ordering::Relaxed);
                             if v < LOSS_OPEN {
-                                mark(&marks, slot, u32::from(v));
+                                mark(marks, slot, u32::from(v));
                             }
                         }
                         Err(e) => {
@@ -382,7 +424,7 @@ impl Run<'_, '_> {
         while d <= self.max.load(Ordering::Relaxed) {
             let n = d as u16;
             if open.is_none() && self.pull_pays(d) {
-                open = Some(self.open_losses(&st));
+                open = Some(self.open_losses(st));
             }
             let pushing = open.is_none();
             (0..total.div_ceil(CHUNK))
@@ -398,35 +440,29 @@ impl Run<'_, '_> {
                     for slot in lo..hi {
                         if st[slot as usize].load(Ordering::Relaxed) == n
                             && (pushing || wdl_at(self.wdl, slot) != W_WIN)
+                            && self.in_stage(slot, advance)
                         {
                             let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
-                            self.spread(slot, d, &st, &marks, preds, decoder, &mut counts);
+                            self.spread(slot, d, st, marks, preds, decoder, &mut counts);
                         }
                     }
                     self.add(&counts);
                 });
             if let Some(open) = &open {
-                self.pull(d, &st, &marks, open);
+                self.pull(d, st, marks, open);
             }
             self.check(g)?;
             d += 1;
         }
         drop(open);
-        // in place: the same size and layout
-        let plies: Vec<u16> = st.into_iter().map(AtomicU16::into_inner).collect();
-        // NONE is UNUSED; any other state at or above LOSS_OPEN is still open
-        let open = plies
-            .par_iter()
-            .position_first(|&v| v >= LOSS_OPEN && v != NONE)
-            .map(|s| s as u64);
-        if let Some(slot) = open {
-            let pos = g.used_position_at(slot);
-            return Err(GenError::Inconsistent(format!(
-                "DTZ: {} was never decided",
-                Fen::from_position(&pos)
-            )));
-        }
-        Ok(plies)
+        Ok(())
+    }
+
+    /// Whether `slot` belongs to the stage of pawn advance `advance` (every slot does to
+    /// a stage of all).
+    #[inline]
+    fn in_stage(&self, slot: u64, advance: Option<u32>) -> bool {
+        advance.is_none_or(|a| self.g.index.pawn_advance(self.g.index.split_slot(slot).1) == a)
     }
 
     fn check(&self, g: &Generator<'_>) -> Result<(), GenError> {
@@ -441,7 +477,7 @@ impl Run<'_, '_> {
 
     /// The category of a child in this table after a pawn move, for the player to move
     /// there.
-    fn own_category(&self, child: &Position) -> Result<Category, GenError> {
+    fn own_category(&self, child: &Position, st: &[AtomicU16]) -> Result<Category, GenError> {
         let Some(s) = self.g.slot_of(child) else {
             return Err(GenError::Inconsistent(format!(
                 "DTZ: no index for {}",
@@ -449,9 +485,8 @@ impl Run<'_, '_> {
             )));
         };
         let w = wdl_at(self.wdl, s);
-        let over = self
-            .own
-            .is_some_and(|own| own[(s / 64) as usize] >> (s % 64) & 1 != 0);
+        // by pawn advance, the child's stage is final; otherwise no leaf is cursed
+        let over = self.by_advance && cursed(st[s as usize].load(Ordering::Relaxed));
         Ok(match (w, over) {
             (W_NONE, _) => Category::Draw,
             (W_WIN, false) => Category::Win,
@@ -462,10 +497,15 @@ impl Run<'_, '_> {
     }
 
     /// The category of the child after a zeroing move, for the player to move there.
-    fn leaf_category(&self, pos: &Position, m: &Move) -> Result<Category, GenError> {
+    fn leaf_category(
+        &self,
+        pos: &Position,
+        m: &Move,
+        st: &[AtomicU16],
+    ) -> Result<Category, GenError> {
         let child = pos.play_unchecked(m);
         if m.capture.is_none() && !m.promotion {
-            return self.own_category(&child);
+            return self.own_category(&child, st);
         }
         if self.move_rule != MoveRule::None && self.leaves.cursed_subtables {
             return self.g.sub.category(&child);
@@ -502,6 +542,7 @@ impl Run<'_, '_> {
         w: u8,
         moves: &mut MoveList,
         kids: &mut Vec<u64>,
+        st: &[AtomicU16],
     ) -> Result<u16, GenError> {
         // A conversion code from the generator: 3 when a capture or promotion wins.
         let conversion = self.conversion(slot);
@@ -555,7 +596,7 @@ impl Run<'_, '_> {
                     // the generator found no winning conversion
                     continue;
                 }
-                match self.leaf_category(pos, m)? {
+                match self.leaf_category(pos, m, st)? {
                     Category::Loss => return Ok(1),
                     Category::BlessedLoss => best = best.min(CURSED_LEAF),
                     _ => {}
@@ -573,9 +614,9 @@ impl Run<'_, '_> {
                     && if m.capture.is_some() || m.promotion {
                         self.leaves.cursed_subtables
                     } else {
-                        self.own.is_some()
+                        self.by_advance
                     };
-                if cursed_possible && self.leaf_category(pos, m)? == Category::CursedWin {
+                if cursed_possible && self.leaf_category(pos, m, st)? == Category::CursedWin {
                     zeroing = CURSED_LEAF;
                 }
                 continue;
@@ -937,5 +978,48 @@ fn lt(a: Option<u64>, b: Option<u64>) -> bool {
         (Some(a), Some(b)) => a < b,
         (Some(_), None) => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::NoProgress;
+    use crate::generate::memory::MemoryTables;
+
+    fn dtz_of(tables: &MemoryTables, m: Material, rules: RuleSet, cursed: bool) -> DtzTable {
+        let g = tables.get(&m).expect("generated");
+        let wdl = pack_wdl(&g.codes);
+        let leaves = Leaves {
+            conversions: Some(&g.conversions),
+            cursed_subtables: cursed,
+        };
+        generate_dtz(m, rules, &wdl, &leaves, tables, &NoProgress, Vec::new()).expect("DTZ")
+    }
+
+    /// A sub-table with cursed values sends a pawn table under the move rule through the
+    /// retrograde by pawn advance (and its captures through the sub-tables' categories,
+    /// not the generator's conversions): where nothing is cursed, every value must be the
+    /// single round's.
+    #[test]
+    fn by_pawn_advance_gives_what_one_round_gives() {
+        let base = RuleSet::default();
+        let rules = RuleSet {
+            move_rule: MoveRule::Seventy,
+            ..base
+        };
+        let mut tables = MemoryTables::new(base);
+        for name in ["KPvKP", "KNvKP", "KRvKP"] {
+            let m = name.parse::<Material>().expect("material").normalized();
+            tables.generate(m).expect("generated");
+            let one = dtz_of(&tables, m, rules, false);
+            let staged = dtz_of(&tables, m, rules, true);
+            assert_eq!(one.rounds, 1, "{name}");
+            let decided = one.plies.iter().filter(|&&p| p != NONE).count();
+            assert!(decided > 1000, "{name}: {decided} decided");
+            assert!(one.plies == staged.plies, "{name}: the plies differ");
+            assert_eq!(one.zeroing_wins, staged.zeroing_wins, "{name}");
+            assert_eq!(one.stats, staged.stats, "{name}");
+        }
     }
 }
