@@ -27,7 +27,8 @@
 //! leaf of a stage is in a stage already final, and each stage is a retrograde of its own
 //! over the moves that do not zero. A table whose sub-tables have cursed values (KBPvKB,
 //! whose promotions lead to KQBvKB) goes by pawn advance at once. On KBPvKB this took the
-//! DTZ from 463 s (six rounds of the whole table) to 91 s, the file byte for byte the same.
+//! DTZ from 463 s (round after round of the whole table) to 91 s, the file byte for byte
+//! the same.
 //!
 //! State: one 16-bit word a slot (the distance once decided; while open, the count of
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
