@@ -571,6 +571,35 @@ impl Position {
         self.gen_legal(f)
     }
 
+    /// Calls `f` on each legal step of a pawn that neither captures nor promotes (the one
+    /// pawn move that stays within the material) until it returns false. Returns false if
+    /// stopped.
+    #[inline]
+    pub fn for_each_legal_pawn_step(&self, mut f: impl FnMut(Move) -> bool) -> bool {
+        let pawns = self.board.by_piece(Piece {
+            color: self.turn,
+            role: Role::Pawn,
+        });
+        if !pawns.any() {
+            return true;
+        }
+        let shah = self.shah(self.turn);
+        let empty = !self.board.occupied();
+        self.gen_legal_with(
+            shah,
+            self.danger(shah),
+            self.non_shah_context(shah),
+            |role, _| {
+                if role == Role::Pawn {
+                    empty
+                } else {
+                    Bitboard::EMPTY
+                }
+            },
+            |m| m.role != Role::Pawn || m.promotion || m.capture.is_some() || f(m),
+        )
+    }
+
     /// Calls `f` on each legal capture and promotion (the moves that leave the material)
     /// until it returns false. Returns false if stopped.
     #[inline]
@@ -869,6 +898,38 @@ mod tests {
         let mut v: Vec<String> = pos(fen).legal_moves().iter().map(Move::to_uci).collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn pawn_steps_are_the_legal_quiet_pawn_moves() {
+        for fen in [
+            "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1",
+            "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR b - - 0 1",
+            // a pinned pawn may step along the pin only; a check is blocked by a step
+            "4r3/8/8/8/8/4P3/4K3/k7 w",
+            "8/8/8/8/r3PK2/8/8/k7 w",
+            "k7/8/8/8/r6K/8/5P2/8 w",
+            // promotions and captures are not steps; a blocked pawn has none
+            "n1n5/1P6/8/4k3/8/8/8/K7 w",
+            "7k/7p/8/8/8/4p3/4PP2/K2B4 w",
+            "7k/7p/8/8/8/4p3/4PP2/K2B4 b",
+            // double check: only the shah moves
+            "k7/8/8/8/8/2n5/P3r3/4K3 w",
+        ] {
+            let p = pos(fen);
+            let mut steps = Vec::new();
+            p.for_each_legal_pawn_step(|m| {
+                steps.push(m.to_uci());
+                true
+            });
+            let expected: Vec<String> = p
+                .legal_moves()
+                .iter()
+                .filter(|m| m.role == Role::Pawn && m.capture.is_none() && !m.promotion)
+                .map(|m| m.to_uci())
+                .collect();
+            assert_eq!(steps, expected, "{fen}");
+        }
     }
 
     #[test]

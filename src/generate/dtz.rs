@@ -514,11 +514,16 @@ impl Run<'_, '_> {
         Ok(super::files::plain_category(self.g.sub.value(&child)?))
     }
 
-    /// The first state of a win in a table without pawns, from the generator's
+    /// The first state of a win of a side without pawns, from the generator's
     /// conversions alone (as [`Run::seed`] finds it, without decoding the position): 1 if
     /// a capture wins, else open.
     fn win_without_position(&self, slot: u64, w: u8) -> Option<u16> {
-        if w != W_WIN || self.g.index.material().has_pawns() {
+        if w != W_WIN {
+            return None;
+        }
+        // a side with pawns may win by a step, which the conversions do not tell
+        let (turn, _) = self.g.index.split_slot(slot);
+        if self.g.index.material().side(turn).count(Role::Pawn) > 0 {
             return None;
         }
         let conversion = self.conversion(slot)?;
@@ -547,23 +552,31 @@ impl Run<'_, '_> {
     ) -> Result<u16, GenError> {
         // A conversion code from the generator: 3 when a capture or promotion wins.
         let conversion = self.conversion(slot);
-        // Without pawns to move, the conversions say all there is about the leaves.
-        let pawns = pos.board().by_piece(crate::role::Piece {
-            color: pos.turn(),
-            role: Role::Pawn,
-        });
-        if let (Some(conversion), false) = (conversion, pawns.any()) {
+        // With the conversions known, the only zeroing moves left to look at are the steps
+        // of the mover's pawns (none without pawns to move).
+        if let Some(conversion) = conversion {
             if w == W_WIN {
-                return Ok(if conversion == 3 { 1 } else { WIN_OPEN });
+                if conversion == 3 {
+                    return Ok(1);
+                }
+                return self.win_by_step(pos, st);
             }
-            if !self
-                .g
-                .index
-                .successors_may_coincide(pos.board(), pos.turn())
+            // A loss counts its moves that do not zero, unless a step may reach a cursed
+            // win (by pawn advance), which blesses it: then the general way below.
+            if !self.by_advance
+                && !self
+                    .g
+                    .index
+                    .successors_may_coincide(pos.board(), pos.turn())
             {
-                let quiet = pos.count_quiet_moves();
+                let mut steps = 0u64;
+                pos.for_each_legal_pawn_step(|_| {
+                    steps += 1;
+                    true
+                });
+                let quiet = pos.count_quiet_moves() - steps;
                 if quiet == 0 {
-                    if conversion == 0 {
+                    if conversion == 0 && steps == 0 {
                         return Err(GenError::Inconsistent(format!(
                             "DTZ: {} is lost, has moves and none of them",
                             Fen::from_position(pos)
@@ -577,24 +590,14 @@ impl Run<'_, '_> {
                 return Ok(LOSS_OPEN | quiet as u16);
             }
         }
-        if w == W_WIN && conversion == Some(3) {
-            return Ok(1);
-        }
         moves.clear();
         pos.legal_moves_into(moves);
         if w == W_WIN {
+            // (the conversions are not known here: every zeroing move is looked at)
             let mut best = WIN_OPEN;
-            if conversion == Some(3) {
-                return Ok(1);
-            }
             for m in moves.iter() {
                 let zeroing = m.capture.is_some() || m.role == Role::Pawn;
                 if !zeroing {
-                    continue;
-                }
-                let converts = m.capture.is_some() || m.promotion;
-                if converts && conversion.is_some() {
-                    // the generator found no winning conversion
                     continue;
                 }
                 match self.leaf_category(pos, m, st)? {
@@ -649,6 +652,32 @@ impl Run<'_, '_> {
         }
         let blessed = if zeroing == CURSED_LEAF { BLESSED } else { 0 };
         Ok(LOSS_OPEN | blessed | kids.len() as u16)
+    }
+
+    /// The first state of a win whose conversions are known not to win: 1 if a pawn's
+    /// step leads into a loss, [`CURSED_LEAF`] if only into a blessed one, else open.
+    fn win_by_step(&self, pos: &Position, st: &[AtomicU16]) -> Result<u16, GenError> {
+        let mut best = WIN_OPEN;
+        let mut error = None;
+        pos.for_each_legal_pawn_step(|m| match self.leaf_category(pos, &m, st) {
+            Ok(Category::Loss) => {
+                best = 1;
+                false
+            }
+            Ok(Category::BlessedLoss) => {
+                best = best.min(CURSED_LEAF);
+                true
+            }
+            Ok(_) => true,
+            Err(e) => {
+                error = Some(e);
+                false
+            }
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(best),
+        }
     }
 
     /// Adds a task's tallies to the run's.
