@@ -207,6 +207,8 @@ pub fn generate_dtz(
             max: AtomicU32::new(0),
             open_losses: AtomicU64::new(0),
             wins_at: (0..=MAX_DTZ + 1).map(|_| AtomicU64::new(0)).collect(),
+            losses_at: (0..=MAX_DTZ + 1).map(|_| AtomicU64::new(0)).collect(),
+            open_wins: AtomicU64::new(0),
         };
         let plies = run.run(buffer)?;
         if !cursed_possible || by_advance || !plies.par_iter().any(|&p| cursed(p)) {
@@ -279,6 +281,10 @@ struct Run<'g, 'a> {
     /// How many wins were given each value (a win lowered later counts at both): the
     /// work of a pass that pushes.
     wins_at: Vec<AtomicU64>,
+    /// How many losses were given each value: the work of a pass whose losses push.
+    losses_at: Vec<AtomicU64>,
+    /// Wins without a value yet (see [`Run::win_pull_pays`]).
+    open_wins: AtomicU64,
 }
 
 impl Run<'_, '_> {
@@ -341,9 +347,10 @@ impl Run<'_, '_> {
         });
         self.max.store(0, Ordering::Relaxed);
         self.open_losses.store(0, Ordering::Relaxed);
-        for w in &self.wins_at {
+        for w in self.wins_at.iter().chain(&self.losses_at) {
             w.store(0, Ordering::Relaxed);
         }
+        self.open_wins.store(0, Ordering::Relaxed);
         let label = match advance {
             Some(a) => format!("{material} DTZ seed, pawn advance {a}"),
             None => format!("{material} DTZ seed"),
@@ -368,6 +375,7 @@ impl Run<'_, '_> {
                     if w == W_MATED {
                         st[slot as usize].store(0, Ordering::Relaxed);
                         mark(marks, slot, 0);
+                        counts.loss(0);
                         continue;
                     }
                     let seeded = match self.win_without_position(slot, w) {
@@ -397,8 +405,13 @@ impl Run<'_, '_> {
                             }
                             if w == W_WIN {
                                 counts.win(v);
+                                if v == WIN_OPEN {
+                                    counts.opened_wins += 1;
+                                }
                             } else if v >= LOSS_OPEN {
                                 counts.opened += 1;
+                            } else {
+                                counts.loss(v);
                             }
                             st[slot as usize].store(v, Ordering::Relaxed);
                             if v < LOSS_OPEN {
@@ -421,13 +434,21 @@ impl Run<'_, '_> {
         // Once the wins pull, the losses' counts are no longer kept: `open` flags the
         // chunks that still hold an open loss instead.
         let mut open: Option<Vec<AtomicBool>> = None;
+        // Once the wins pull too, the chunks that still hold an open win.
+        let mut open_wins: Option<Vec<AtomicBool>> = None;
         let mut d: u32 = 0;
         while d <= self.max.load(Ordering::Relaxed) {
             let n = d as u16;
             if open.is_none() && self.pull_pays(d) {
                 open = Some(self.open_losses(st));
             }
-            let pushing = open.is_none();
+            if open_wins.is_none() && self.win_pull_pays(d) {
+                open_wins = Some(self.open_wins(st, d, advance));
+            }
+            // wins push to count their predecessors' replies down, losses to give their
+            // predecessors a win, each until its side pulls instead
+            let wins_push = open.is_none();
+            let losses_push = open_wins.is_none();
             (0..total.div_ceil(CHUNK))
                 .into_par_iter()
                 .for_each_init(Vec::new, |preds, chunk| {
@@ -440,7 +461,11 @@ impl Run<'_, '_> {
                     let mut counts = Counts::default();
                     for slot in lo..hi {
                         if st[slot as usize].load(Ordering::Relaxed) == n
-                            && (pushing || wdl_at(self.wdl, slot) != W_WIN)
+                            && (if wdl_at(self.wdl, slot) == W_WIN {
+                                wins_push
+                            } else {
+                                losses_push
+                            })
                             && self.in_stage(slot, advance)
                         {
                             let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
@@ -449,6 +474,9 @@ impl Run<'_, '_> {
                     }
                     self.add(&counts);
                 });
+            if let Some(flags) = &open_wins {
+                self.pull_wins(d, st, marks, flags, advance);
+            }
             if let Some(open) = &open {
                 self.pull(d, st, marks, open);
             }
@@ -456,6 +484,7 @@ impl Run<'_, '_> {
             d += 1;
         }
         drop(open);
+        drop(open_wins);
         Ok(())
     }
 
@@ -687,8 +716,17 @@ impl Run<'_, '_> {
                 at.fetch_add(n, Ordering::Relaxed);
             }
         }
+        for &(v, n) in &counts.losses {
+            if let Some(at) = self.losses_at.get(usize::from(v)) {
+                at.fetch_add(n, Ordering::Relaxed);
+            }
+        }
         self.open_losses.fetch_add(counts.opened, Ordering::Relaxed);
         self.open_losses.fetch_sub(counts.closed, Ordering::Relaxed);
+        self.open_wins
+            .fetch_add(counts.opened_wins, Ordering::Relaxed);
+        self.open_wins
+            .fetch_sub(counts.closed_wins, Ordering::Relaxed);
     }
 
     /// Whether the pass of distance `d` should pull: each open loss looks at its replies
@@ -703,6 +741,157 @@ impl Run<'_, '_> {
             .get(d as usize)
             .map_or(0, |w| w.load(Ordering::Relaxed));
         self.open_losses.load(Ordering::Relaxed) * PULL_RATIO < wins
+    }
+
+    /// Whether the pass of distance `d` should pull wins: each win still open looks for
+    /// a reply that does not zero into a loss at `d` ([`Run::pull_wins`]) instead of each
+    /// loss at `d` visiting its predecessors. Most wins are decided within a few plies,
+    /// after which the losses of a pass push to millions of predecessors that already
+    /// win as fast; pulling costs a decode and the replies up to the first loss found.
+    fn win_pull_pays(&self, d: u32) -> bool {
+        let losses = self
+            .losses_at
+            .get(d as usize)
+            .map_or(0, |l| l.load(Ordering::Relaxed));
+        self.open_wins.load(Ordering::Relaxed) * PULL_RATIO < losses
+    }
+
+    /// Whether the state `v` at `slot` is a win of the stage that a loss at `d` could
+    /// still lower (open, or given a value above `d + 1` by a leaf).
+    #[inline]
+    fn win_above(&self, slot: u64, v: u16, d: u32, advance: Option<u32>) -> bool {
+        v != NONE
+            && u32::from(v) > d + 1
+            && wdl_at(self.wdl, slot) == W_WIN
+            && self.in_stage(slot, advance)
+    }
+
+    /// A flag a chunk of [`CHUNK`] slots: whether it holds a win [`Run::win_above`] `d`.
+    fn open_wins(&self, st: &[AtomicU16], d: u32, advance: Option<u32>) -> Vec<AtomicBool> {
+        st.par_chunks(CHUNK as usize)
+            .enumerate()
+            .map(|(c, cells)| {
+                let lo = c as u64 * CHUNK;
+                let open = (lo..)
+                    .zip(cells)
+                    .any(|(s, cell)| self.win_above(s, cell.load(Ordering::Relaxed), d, advance));
+                AtomicBool::new(open)
+            })
+            .collect()
+    }
+
+    /// The win-pulling half of pass `d`, after the losses at `d` are final: every win
+    /// still above `d + 1` with a reply that does not zero into a loss at `d` (at most
+    /// `d`: a smaller one would have decided it already) wins in `d + 1`.
+    fn pull_wins(
+        &self,
+        d: u32,
+        st: &[AtomicU16],
+        marks: &[Marks],
+        flags: &[AtomicBool],
+        advance: Option<u32>,
+    ) {
+        let g = self.g;
+        let total = st.len() as u64;
+        let next = d + 1;
+        if next > MAX_DTZ {
+            return g.fail(GenError::TooLong(g.index.material()));
+        }
+        (0..flags.len()).into_par_iter().for_each_init(
+            || None,
+            |decoder, c| {
+                if g.failed() || !flags[c].load(Ordering::Relaxed) {
+                    return;
+                }
+                let lo = c as u64 * CHUNK;
+                let hi = (lo + CHUNK).min(total);
+                let mut counts = Counts::default();
+                let mut still_open = false;
+                for slot in lo..hi {
+                    let v = st[slot as usize].load(Ordering::Relaxed);
+                    if !self.win_above(slot, v, d, advance) {
+                        continue;
+                    }
+                    let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
+                    match self.reaches_loss(slot, d, st, decoder) {
+                        Ok(false) => still_open = true,
+                        Ok(true) => {
+                            // this task alone gives the wins of its chunk a value now
+                            st[slot as usize].store(next as u16, Ordering::Relaxed);
+                            mark(marks, slot, next);
+                            counts.win(next as u16);
+                            if v == WIN_OPEN {
+                                counts.closed_wins += 1;
+                            }
+                            // a leaf's value above `next + 1` may still be lowered
+                        }
+                        Err(e) => return g.fail(e),
+                    }
+                }
+                if !still_open {
+                    flags[c].store(false, Ordering::Relaxed);
+                }
+                if !counts.wins.is_empty() {
+                    self.max.fetch_max(next, Ordering::Relaxed);
+                }
+                self.add(&counts);
+            },
+        );
+    }
+
+    /// Whether the win at `slot` has a reply that does not zero into a loss decided at
+    /// `d` or less.
+    fn reaches_loss(
+        &self,
+        slot: u64,
+        d: u32,
+        st: &[AtomicU16],
+        decoder: &mut Decoder,
+    ) -> Result<bool, GenError> {
+        let g = self.g;
+        let (turn, i) = g.index.split_slot(slot);
+        let Some(board) = decoder.decode(&g.index, i) else {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: slot {slot} holds a win but names no position"
+            )));
+        };
+        let fixed = !g.index.may_be_mirror(i);
+        let occ = board.occupied();
+        let empty = !occ;
+        let other_shah = board
+            .shah_of(!turn)
+            .map_or(Bitboard::EMPTY, attacks::shah_attacks);
+        for from in board.by_color(turn) {
+            let role = board.role_at(from).expect("occupied");
+            // pawn moves and captures zero: their leaves are in the seed's state
+            let targets = match role {
+                Role::Pawn => continue,
+                Role::Shah => attacks::shah_attacks(from) & empty & !other_shah,
+                _ => attacks::attacks(role, turn, from, occ) & empty,
+            };
+            let piece = Piece { color: turn, role };
+            for to in targets {
+                let k = g
+                    .slot_after(i, &board, fixed, piece, from, to, !turn, || {
+                        let mut after = board;
+                        after.move_piece(turn, role, from, to, role);
+                        Position::placement(after, !turn)
+                    })
+                    .map_err(|next| {
+                        GenError::Inconsistent(format!(
+                            "DTZ: no index for successor {} of slot {slot}",
+                            Fen::from_position(&next)
+                        ))
+                    })?;
+                // a move that leaves the mover's shah in check reaches an unused slot
+                if matches!(wdl_at(self.wdl, k), W_LOSS | W_MATED)
+                    && u32::from(st[k as usize].load(Ordering::Relaxed)) <= d
+                {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Whether a state, at `slot`, is a loss still open.
@@ -755,6 +944,7 @@ impl Run<'_, '_> {
                             st[slot as usize].store(v, Ordering::Relaxed);
                             mark(marks, slot, u32::from(v));
                             self.max.fetch_max(u32::from(v), Ordering::Relaxed);
+                            self.losses_at[usize::from(v)].fetch_add(1, Ordering::Relaxed);
                             closed += 1;
                         }
                         Err(e) => return g.fail(e),
@@ -897,12 +1087,16 @@ impl Run<'_, '_> {
                 }
                 // most predecessors already win as fast: a plain load spares the locked
                 // read-modify-write (x86 has no atomic minimum: it is a CAS loop)
-                if cell.load(Ordering::Relaxed) > next as u16
-                    && cell.fetch_min(next as u16, Ordering::Relaxed) > next as u16
-                {
-                    mark(marks, p, next);
-                    self.max.fetch_max(next, Ordering::Relaxed);
-                    counts.win(next as u16);
+                if cell.load(Ordering::Relaxed) > next as u16 {
+                    let old = cell.fetch_min(next as u16, Ordering::Relaxed);
+                    if old > next as u16 {
+                        mark(marks, p, next);
+                        self.max.fetch_max(next, Ordering::Relaxed);
+                        counts.win(next as u16);
+                        if old == WIN_OPEN {
+                            counts.closed_wins += 1;
+                        }
+                    }
                 }
             } else if wp == W_LOSS {
                 let old = cell.fetch_sub(1, Ordering::Relaxed);
@@ -922,6 +1116,7 @@ impl Run<'_, '_> {
                     mark(marks, p, v);
                     self.max.fetch_max(v, Ordering::Relaxed);
                     counts.closed += 1;
+                    counts.loss(v as u16);
                 }
             }
         }
@@ -933,10 +1128,16 @@ impl Run<'_, '_> {
 struct Counts {
     /// Wins given each value (few distinct values a task).
     wins: Vec<(u16, u64)>,
+    /// Losses given each value.
+    losses: Vec<(u16, u64)>,
     /// Losses left open by the seed.
     opened: u64,
     /// Losses decided by a push.
     closed: u64,
+    /// Wins left open by the seed.
+    opened_wins: u64,
+    /// Wins open until a push gave them a value.
+    closed_wins: u64,
 }
 
 impl Counts {
@@ -944,6 +1145,13 @@ impl Counts {
         match self.wins.iter_mut().find(|(w, _)| *w == v) {
             Some(e) => e.1 += 1,
             None => self.wins.push((v, 1)),
+        }
+    }
+
+    fn loss(&mut self, v: u16) {
+        match self.losses.iter_mut().find(|(w, _)| *w == v) {
+            Some(e) => e.1 += 1,
+            None => self.losses.push((v, 1)),
         }
     }
 }
