@@ -15,7 +15,19 @@
 //! to try; after its last one, it loses at `d + 1`, or later if a zeroing reply (a leaf)
 //! holds out longer. Once the wins of a pass outnumber the losses still open, the wins
 //! stop pushing: each open loss instead looks at its own replies (a pull), and loses one
-//! ply after its longest once all of them are decided.
+//! ply after its longest once all of them are decided. Likewise, once the losses of a
+//! pass outnumber the wins still open, the losses stop pushing: each open win looks for a
+//! reply that does not zero into a loss at `d` and wins in `d + 1` if it finds one. Both
+//! pulls give the values the pushes would: on KRBvKP (most wins decided within four
+//! plies, then about 180 M losses at 4 visiting their predecessors, nearly all of them
+//! won already) the win pull took the DTZ from 71.8 s to 43.1 s on 2 cores, the file
+//! byte for byte the same.
+//!
+//! The seed of a position reads the generator's best conversion where it tells the
+//! leaves of captures and promotions (no sub-table has cursed values, or there is no move
+//! rule): a win of a side without pawns is then seeded without decoding it, one with
+//! pawns looks only at its pawns' steps, and a loss counts its moves that do not zero
+//! without building them.
 //!
 //! A pawn move that neither captures nor promotes stays in the table, so under the move
 //! rule its leaf depends on the table's own categories. A first round takes those leaves
