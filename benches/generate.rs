@@ -2,11 +2,16 @@
 //! memory. The sub-tables it needs are decided by the rules, so nothing else is built.
 //! The `push` variants push every loss pass (see `LossPasses`): the gap to the default
 //! is what pulling saves.
+//!
+//! The `dtz` group times a pawn table's DTZ under the move rule (`generate_dtz`, from the
+//! table's WDL and conversions, as `generate` runs it) beside the table's own generation:
+//! the ratio is what DTZ adds to making the table (the files' compression aside).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use shatranj_tb::RuleSet;
+use shatranj_tb::generate::dtz::{Leaves, generate_dtz, pack_wdl};
 use shatranj_tb::generate::memory::MemoryTables;
 use shatranj_tb::generate::{Generator, LossPasses, NoProgress};
+use shatranj_tb::{Material, MoveRule, RuleSet};
 
 fn bench_generate(c: &mut Criterion) {
     let sub = MemoryTables::new(RuleSet::default());
@@ -35,5 +40,41 @@ fn bench_generate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_generate);
+fn bench_dtz(c: &mut Criterion) {
+    let rules = RuleSet::default();
+    let seventy = RuleSet {
+        move_rule: MoveRule::Seventy,
+        ..rules
+    };
+    let mut sub = MemoryTables::new(rules);
+    let mut group = c.benchmark_group("dtz");
+    group.sample_size(10);
+    for name in ["KRvKP", "KNvKP"] {
+        let m: Material = name.parse().unwrap();
+        sub.generate(m).unwrap();
+        let sub = &sub;
+        group.bench_function(format!("{name} table"), |b| {
+            b.iter(|| {
+                std::hint::black_box(Generator::new(m, rules, sub, &NoProgress).run().unwrap())
+            });
+        });
+        let g = sub.get(&m).unwrap();
+        let wdl = pack_wdl(&g.codes);
+        let leaves = Leaves {
+            conversions: Some(&g.conversions),
+            cursed_subtables: false,
+        };
+        group.bench_function(format!("{name} dtz"), |b| {
+            b.iter(|| {
+                let t =
+                    generate_dtz(m, seventy, &wdl, &leaves, sub, &NoProgress, Vec::new()).unwrap();
+                assert_eq!(t.stats.white.cursed_wins, 0, "{name}");
+                std::hint::black_box(t)
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_generate, bench_dtz);
 criterion_main!(benches);
