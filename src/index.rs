@@ -241,6 +241,31 @@ struct Group {
     offset: u32,
 }
 
+impl Group {
+    /// Calls `f` with the square number (from the group's first square) of each piece of
+    /// combination `c`, the largest first (colex order), until it returns false; whether
+    /// it ran to the end.
+    #[inline]
+    fn for_each_square(&self, mut c: u64, mut f: impl FnMut(u32) -> bool) -> bool {
+        if self.count == 1 {
+            return f(c as u32);
+        }
+        let mut top = self.squares;
+        for k in (1..=self.count).rev() {
+            let mut s = top - 1;
+            while BINOM[s as usize][k] > c {
+                s -= 1;
+            }
+            c -= BINOM[s as usize][k];
+            top = s;
+            if !f(s) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// The index of one material's table.
 #[derive(Clone, Debug)]
 pub struct TableIndex {
@@ -439,7 +464,7 @@ impl TableIndex {
         let (_, mut rem) = self.rest_div.div_rem(index);
         let mut sum = 0;
         for g in self.groups.iter().rev() {
-            let (q, mut c) = g.size_div.div_rem(rem);
+            let (q, c) = g.size_div.div_rem(rem);
             rem = q;
             if g.piece.role != Role::Pawn {
                 continue;
@@ -453,21 +478,10 @@ impl TableIndex {
                     5 - rank
                 }
             };
-            if g.count == 1 {
-                sum += advance(c as u32);
-                continue;
-            }
-            // colex decoding, as `decode_groups`
-            let mut top = g.squares;
-            for k in (1..=g.count).rev() {
-                let mut s = top - 1;
-                while BINOM[s as usize][k] > c {
-                    s -= 1;
-                }
-                c -= BINOM[s as usize][k];
-                top = s;
+            g.for_each_square(c, |s| {
                 sum += advance(s);
-            }
+                true
+            });
         }
         sum
     }
@@ -510,30 +524,17 @@ impl TableIndex {
             (rem, digits[i]) = g.size_div.div_rem(rem);
         }
         for (i, g) in self.groups.iter().enumerate().take(placed) {
-            let mut c = digits[i];
             let offset = if g.piece.role == Role::Pawn { 8 } else { 0 };
-            if g.count == 1 {
-                let sq = Square::new(c as u32 + offset);
-                if board.occupied().contains(sq) {
-                    return None;
-                }
-                board.put_on_empty(sq, g.piece);
-                continue;
-            }
-            // colex decoding: the largest square first
-            let mut top = g.squares;
-            for k in (1..=g.count).rev() {
-                let mut s = top - 1;
-                while BINOM[s as usize][k] > c {
-                    s -= 1;
-                }
-                c -= BINOM[s as usize][k];
-                top = s;
+            let placed_all = g.for_each_square(digits[i], |s| {
                 let sq = Square::new(s + offset);
                 if board.occupied().contains(sq) {
-                    return None;
+                    return false;
                 }
                 board.put_on_empty(sq, g.piece);
+                true
+            });
+            if !placed_all {
+                return None;
             }
         }
         Some(board)

@@ -276,6 +276,26 @@ fn mark(marks: &[Marks], slot: u64, d: u32) {
     }
 }
 
+/// The tally of value `d`.
+fn count_at(at: &[AtomicU64], d: u32) -> u64 {
+    at.get(d as usize).map_or(0, |a| a.load(Ordering::Relaxed))
+}
+
+/// A flag a chunk of [`CHUNK`] slots: whether some slot `s` of it, with state `v`, is
+/// `wanted(s, v)`.
+fn chunk_flags(st: &[AtomicU16], wanted: impl Fn(u64, u16) -> bool + Sync) -> Vec<AtomicBool> {
+    st.par_chunks(CHUNK as usize)
+        .enumerate()
+        .map(|(c, cells)| {
+            let lo = c as u64 * CHUNK;
+            let any = (lo..)
+                .zip(cells)
+                .any(|(s, cell)| wanted(s, cell.load(Ordering::Relaxed)));
+            AtomicBool::new(any)
+        })
+        .collect()
+}
+
 /// One round of the retrograde.
 struct Run<'g, 'a> {
     g: &'g Generator<'a>,
@@ -723,14 +743,14 @@ impl Run<'_, '_> {
 
     /// Adds a task's tallies to the run's.
     fn add(&self, counts: &Counts) {
-        for &(v, n) in &counts.wins {
-            if let Some(at) = self.wins_at.get(usize::from(v)) {
-                at.fetch_add(n, Ordering::Relaxed);
-            }
-        }
-        for &(v, n) in &counts.losses {
-            if let Some(at) = self.losses_at.get(usize::from(v)) {
-                at.fetch_add(n, Ordering::Relaxed);
+        for (at, tallies) in [
+            (&self.wins_at, &counts.wins),
+            (&self.losses_at, &counts.losses),
+        ] {
+            for &(v, n) in tallies {
+                if let Some(at) = at.get(usize::from(v)) {
+                    at.fetch_add(n, Ordering::Relaxed);
+                }
             }
         }
         self.open_losses.fetch_add(counts.opened, Ordering::Relaxed);
@@ -748,11 +768,7 @@ impl Run<'_, '_> {
     /// thousand losses. Pulling costs a decode and the replies up to the first one not yet
     /// decided, a push a decode and every predecessor.
     fn pull_pays(&self, d: u32) -> bool {
-        let wins = self
-            .wins_at
-            .get(d as usize)
-            .map_or(0, |w| w.load(Ordering::Relaxed));
-        self.open_losses.load(Ordering::Relaxed) * PULL_RATIO < wins
+        self.open_losses.load(Ordering::Relaxed) * PULL_RATIO < count_at(&self.wins_at, d)
     }
 
     /// Whether the pass of distance `d` should pull wins: each win still open looks for
@@ -761,11 +777,7 @@ impl Run<'_, '_> {
     /// after which the losses of a pass push to millions of predecessors that already
     /// win as fast; pulling costs a decode and the replies up to the first loss found.
     fn win_pull_pays(&self, d: u32) -> bool {
-        let losses = self
-            .losses_at
-            .get(d as usize)
-            .map_or(0, |l| l.load(Ordering::Relaxed));
-        self.open_wins.load(Ordering::Relaxed) * PULL_RATIO < losses
+        self.open_wins.load(Ordering::Relaxed) * PULL_RATIO < count_at(&self.losses_at, d)
     }
 
     /// Whether the state `v` at `slot` is a win of the stage that a loss at `d` could
@@ -780,16 +792,7 @@ impl Run<'_, '_> {
 
     /// A flag a chunk of [`CHUNK`] slots: whether it holds a win [`Run::win_above`] `d`.
     fn open_wins(&self, st: &[AtomicU16], d: u32, advance: Option<u32>) -> Vec<AtomicBool> {
-        st.par_chunks(CHUNK as usize)
-            .enumerate()
-            .map(|(c, cells)| {
-                let lo = c as u64 * CHUNK;
-                let open = (lo..)
-                    .zip(cells)
-                    .any(|(s, cell)| self.win_above(s, cell.load(Ordering::Relaxed), d, advance));
-                AtomicBool::new(open)
-            })
-            .collect()
+        chunk_flags(st, |s, v| self.win_above(s, v, d, advance))
     }
 
     /// The win-pulling half of pass `d`, after the losses at `d` are final: every win
@@ -803,12 +806,44 @@ impl Run<'_, '_> {
         flags: &[AtomicBool],
         advance: Option<u32>,
     ) {
-        let g = self.g;
-        let total = st.len() as u64;
         let next = d + 1;
         if next > MAX_DTZ {
-            return g.fail(GenError::TooLong(g.index.material()));
+            return self.g.fail(GenError::TooLong(self.g.index.material()));
         }
+        self.pull_chunks(
+            st,
+            marks,
+            flags,
+            |slot, v| self.win_above(slot, v, d, advance),
+            |slot, decoder| {
+                let won = self.reaches_loss(slot, d, st, decoder)?;
+                Ok(won.then_some(next as u16))
+            },
+            |old, new, counts| {
+                counts.win(new);
+                if old == WIN_OPEN {
+                    counts.closed_wins += 1;
+                }
+            },
+        );
+    }
+
+    /// The common part of the pulls: in parallel, a task a flagged chunk of [`CHUNK`]
+    /// slots, `decide` the slots that are `candidate`s; a slot decided gets its value (and
+    /// its mark), `tally` counts it, and a chunk left with no candidate loses its flag.
+    /// Each task alone gives values to the slots of its chunk.
+    #[allow(clippy::too_many_arguments)]
+    fn pull_chunks(
+        &self,
+        st: &[AtomicU16],
+        marks: &[Marks],
+        flags: &[AtomicBool],
+        candidate: impl Fn(u64, u16) -> bool + Sync,
+        decide: impl Fn(u64, &mut Decoder) -> Result<Option<u16>, GenError> + Sync,
+        tally: impl Fn(u16, u16, &mut Counts) + Sync,
+    ) {
+        let g = self.g;
+        let total = st.len() as u64;
         (0..flags.len()).into_par_iter().for_each_init(
             || None,
             |decoder, c| {
@@ -820,31 +855,24 @@ impl Run<'_, '_> {
                 let mut counts = Counts::default();
                 let mut still_open = false;
                 for slot in lo..hi {
-                    let v = st[slot as usize].load(Ordering::Relaxed);
-                    if !self.win_above(slot, v, d, advance) {
+                    let old = st[slot as usize].load(Ordering::Relaxed);
+                    if !candidate(slot, old) {
                         continue;
                     }
                     let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
-                    match self.reaches_loss(slot, d, st, decoder) {
-                        Ok(false) => still_open = true,
-                        Ok(true) => {
-                            // this task alone gives the wins of its chunk a value now
-                            st[slot as usize].store(next as u16, Ordering::Relaxed);
-                            mark(marks, slot, next);
-                            counts.win(next as u16);
-                            if v == WIN_OPEN {
-                                counts.closed_wins += 1;
-                            }
-                            // a leaf's value above `next + 1` may still be lowered
+                    match decide(slot, decoder) {
+                        Ok(None) => still_open = true,
+                        Ok(Some(new)) => {
+                            st[slot as usize].store(new, Ordering::Relaxed);
+                            mark(marks, slot, u32::from(new));
+                            self.max.fetch_max(u32::from(new), Ordering::Relaxed);
+                            tally(old, new, &mut counts);
                         }
                         Err(e) => return g.fail(e),
                     }
                 }
                 if !still_open {
                     flags[c].store(false, Ordering::Relaxed);
-                }
-                if !counts.wins.is_empty() {
-                    self.max.fetch_max(next, Ordering::Relaxed);
                 }
                 self.add(&counts);
             },
@@ -860,50 +888,13 @@ impl Run<'_, '_> {
         st: &[AtomicU16],
         decoder: &mut Decoder,
     ) -> Result<bool, GenError> {
-        let g = self.g;
-        let (turn, i) = g.index.split_slot(slot);
-        let Some(board) = decoder.decode(&g.index, i) else {
-            return Err(GenError::Inconsistent(format!(
-                "DTZ: slot {slot} holds a win but names no position"
-            )));
-        };
-        let fixed = !g.index.may_be_mirror(i);
-        let occ = board.occupied();
-        let empty = !occ;
-        let other_shah = board
-            .shah_of(!turn)
-            .map_or(Bitboard::EMPTY, attacks::shah_attacks);
-        for from in board.by_color(turn) {
-            let role = board.role_at(from).expect("occupied");
-            // pawn moves and captures zero: their leaves are in the seed's state
-            let targets = match role {
-                Role::Pawn => continue,
-                Role::Shah => attacks::shah_attacks(from) & empty & !other_shah,
-                _ => attacks::attacks(role, turn, from, occ) & empty,
-            };
-            let piece = Piece { color: turn, role };
-            for to in targets {
-                let k = g
-                    .slot_after(i, &board, fixed, piece, from, to, !turn, || {
-                        let mut after = board;
-                        after.move_piece(turn, role, from, to, role);
-                        Position::placement(after, !turn)
-                    })
-                    .map_err(|next| {
-                        GenError::Inconsistent(format!(
-                            "DTZ: no index for successor {} of slot {slot}",
-                            Fen::from_position(&next)
-                        ))
-                    })?;
-                // a move that leaves the mover's shah in check reaches an unused slot
-                if matches!(wdl_at(self.wdl, k), W_LOSS | W_MATED)
-                    && u32::from(st[k as usize].load(Ordering::Relaxed)) <= d
-                {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
+        let mut found = false;
+        self.for_each_quiet_child(slot, decoder, |k| {
+            found = matches!(wdl_at(self.wdl, k), W_LOSS | W_MATED)
+                && u32::from(st[k as usize].load(Ordering::Relaxed)) <= d;
+            !found
+        })?;
+        Ok(found)
     }
 
     /// Whether a state, at `slot`, is a loss still open.
@@ -914,16 +905,7 @@ impl Run<'_, '_> {
 
     /// A flag a chunk of [`CHUNK`] slots: whether it holds a loss still open.
     fn open_losses(&self, st: &[AtomicU16]) -> Vec<AtomicBool> {
-        st.par_chunks(CHUNK as usize)
-            .enumerate()
-            .map(|(c, cells)| {
-                let lo = c as u64 * CHUNK;
-                let open = (lo..)
-                    .zip(cells)
-                    .any(|(s, cell)| self.is_open_loss(s, cell.load(Ordering::Relaxed)));
-                AtomicBool::new(open)
-            })
-            .collect()
+        chunk_flags(st, |s, v| self.is_open_loss(s, v))
     }
 
     /// The pull half of pass `d`, after the wins at `d` are final: every open loss whose
@@ -932,40 +914,15 @@ impl Run<'_, '_> {
     /// slot keeps the pull's memory off the table's peak, and reading the states costs
     /// little (0.78 s over every pass of KRRvKR).
     fn pull(&self, d: u32, st: &[AtomicU16], marks: &[Marks], open: &[AtomicBool]) {
-        let g = self.g;
-        let total = st.len() as u64;
-        (0..open.len()).into_par_iter().for_each_init(
-            || None,
-            |decoder, c| {
-                if g.failed() || !open[c].load(Ordering::Relaxed) {
-                    return;
-                }
-                let lo = c as u64 * CHUNK;
-                let hi = (lo + CHUNK).min(total);
-                let mut closed = 0;
-                let mut still_open = false;
-                for slot in lo..hi {
-                    if !self.is_open_loss(slot, st[slot as usize].load(Ordering::Relaxed)) {
-                        continue;
-                    }
-                    let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
-                    match self.settled_loss(slot, d, st, decoder) {
-                        Ok(None) => still_open = true,
-                        Ok(Some(v)) => {
-                            // this task alone decides the losses of its chunk
-                            st[slot as usize].store(v, Ordering::Relaxed);
-                            mark(marks, slot, u32::from(v));
-                            self.max.fetch_max(u32::from(v), Ordering::Relaxed);
-                            self.losses_at[usize::from(v)].fetch_add(1, Ordering::Relaxed);
-                            closed += 1;
-                        }
-                        Err(e) => return g.fail(e),
-                    }
-                }
-                if !still_open {
-                    open[c].store(false, Ordering::Relaxed);
-                }
-                self.open_losses.fetch_sub(closed, Ordering::Relaxed);
+        self.pull_chunks(
+            st,
+            marks,
+            open,
+            |slot, v| self.is_open_loss(slot, v),
+            |slot, decoder| self.settled_loss(slot, d, st, decoder),
+            |_, new, counts| {
+                counts.closed += 1;
+                counts.loss(new);
             },
         );
     }
@@ -980,59 +937,36 @@ impl Run<'_, '_> {
         st: &[AtomicU16],
         decoder: &mut Decoder,
     ) -> Result<Option<u16>, GenError> {
-        let g = self.g;
-        let (turn, i) = g.index.split_slot(slot);
-        let Some(board) = decoder.decode(&g.index, i) else {
-            return Err(GenError::Inconsistent(format!(
-                "DTZ: slot {slot} holds a loss but names no position"
-            )));
-        };
-        let fixed = !g.index.may_be_mirror(i);
-        let occ = board.occupied();
-        let empty = !occ;
-        let other_shah = board
-            .shah_of(!turn)
-            .map_or(Bitboard::EMPTY, attacks::shah_attacks);
         let mut longest: Option<u16> = None;
-        for from in board.by_color(turn) {
-            let role = board.role_at(from).expect("occupied");
-            // pawn moves and captures zero: their leaves are in the seed's state
-            let targets = match role {
-                Role::Pawn => continue,
-                Role::Shah => attacks::shah_attacks(from) & empty & !other_shah,
-                _ => attacks::attacks(role, turn, from, occ) & empty,
-            };
-            let piece = Piece { color: turn, role };
-            for to in targets {
-                let k = g
-                    .slot_after(i, &board, fixed, piece, from, to, !turn, || {
-                        let mut after = board;
-                        after.move_piece(turn, role, from, to, role);
-                        Position::placement(after, !turn)
-                    })
-                    .map_err(|next| {
-                        GenError::Inconsistent(format!(
-                            "DTZ: no index for successor {} of slot {slot}",
-                            Fen::from_position(&next)
-                        ))
-                    })?;
-                match wdl_at(self.wdl, k) {
-                    // a move that leaves the mover's shah in check reaches an unused slot
-                    W_NONE => continue,
-                    W_WIN => {}
-                    _ => {
-                        return Err(GenError::Inconsistent(format!(
-                            "DTZ: {} is lost but has a reply that does not win",
-                            Fen::from_position(&g.used_position_at(slot))
-                        )));
-                    }
+        let mut open = false;
+        let mut not_won = false;
+        self.for_each_quiet_child(slot, decoder, |k| {
+            match wdl_at(self.wdl, k) {
+                // a move that leaves the mover's shah in check reaches an unused slot
+                W_NONE => return true,
+                W_WIN => {}
+                _ => {
+                    not_won = true;
+                    return false;
                 }
-                let v = st[k as usize].load(Ordering::Relaxed);
-                if u32::from(v) > d {
-                    return Ok(None);
-                }
-                longest = longest.max(Some(v));
             }
+            let v = st[k as usize].load(Ordering::Relaxed);
+            if u32::from(v) > d {
+                open = true;
+                return false;
+            }
+            longest = longest.max(Some(v));
+            true
+        })?;
+        let g = self.g;
+        if not_won {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: {} is lost but has a reply that does not win",
+                Fen::from_position(&g.used_position_at(slot))
+            )));
+        }
+        if open {
+            return Ok(None);
         }
         let Some(longest) = longest else {
             return Err(GenError::Inconsistent(format!(
@@ -1048,6 +982,58 @@ impl Run<'_, '_> {
         };
         debug_assert!(v == d + 1 || v == u32::from(CURSED_LEAF), "{v} at pass {d}");
         Ok(Some(v as u16))
+    }
+
+    /// Calls `f` with the slot of each child of `slot` by a move that does not zero (a man
+    /// other than a pawn to an empty square; a move that leaves the mover's shah in check
+    /// reaches an unused slot) until it returns false.
+    fn for_each_quiet_child(
+        &self,
+        slot: u64,
+        decoder: &mut Decoder,
+        mut f: impl FnMut(u64) -> bool,
+    ) -> Result<(), GenError> {
+        let g = self.g;
+        let (turn, i) = g.index.split_slot(slot);
+        let Some(board) = decoder.decode(&g.index, i) else {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: slot {slot} holds a value but names no position"
+            )));
+        };
+        let fixed = !g.index.may_be_mirror(i);
+        let occ = board.occupied();
+        let empty = !occ;
+        let other_shah = board
+            .shah_of(!turn)
+            .map_or(Bitboard::EMPTY, attacks::shah_attacks);
+        for from in board.by_color(turn) {
+            let role = board.role_at(from).expect("occupied");
+            // pawn moves and captures zero: their leaves are in the seed's state
+            let targets = match role {
+                Role::Pawn => continue,
+                Role::Shah => attacks::shah_attacks(from) & empty & !other_shah,
+                _ => attacks::attacks(role, turn, from, occ) & empty,
+            };
+            let piece = Piece { color: turn, role };
+            for to in targets {
+                let k = g
+                    .slot_after(i, &board, fixed, piece, from, to, !turn, || {
+                        let mut after = board;
+                        after.move_piece(turn, role, from, to, role);
+                        Position::placement(after, !turn)
+                    })
+                    .map_err(|next| {
+                        GenError::Inconsistent(format!(
+                            "DTZ: no index for successor {} of slot {slot}",
+                            Fen::from_position(&next)
+                        ))
+                    })?;
+                if !f(k) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Spreads the value of a slot decided at `d` to its predecessors.
