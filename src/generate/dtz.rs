@@ -463,10 +463,10 @@ impl Run<'_, '_> {
         );
         g.progress.end();
         self.check(g)?;
-        // Once the wins pull, the losses' counts are no longer kept: `open` flags the
-        // chunks that still hold an open loss instead.
+        // Once the losses pull (the wins no longer push), their counts are no longer kept:
+        // `open` flags the chunks that still hold an open loss instead.
         let mut open: Option<Vec<AtomicBool>> = None;
-        // Once the wins pull too, the chunks that still hold an open win.
+        // Once the wins pull (the losses no longer push), the chunks that hold an open win.
         let mut open_wins: Option<Vec<AtomicBool>> = None;
         let mut d: u32 = 0;
         while d <= self.max.load(Ordering::Relaxed) {
