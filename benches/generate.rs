@@ -6,6 +6,9 @@
 //! The `dtz` group times a pawn table's DTZ under the move rule (`generate_dtz`, from the
 //! table's WDL and conversions, as `generate` runs it) beside the table's own generation:
 //! the ratio is what DTZ adds to making the table (the files' compression aside).
+//!
+//! The `decode` group times index-to-board decoding, which the seed and every pass do for
+//! each position they visit.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use shatranj_tb::generate::dtz::{Leaves, generate_dtz, pack_wdl};
@@ -76,5 +79,38 @@ fn bench_dtz(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_generate, bench_dtz);
+/// Index to board, the generator's most frequent step: a million consecutive indices
+/// (as a pass or the seed reads them) and a million scattered ones, of a 6-man table
+/// whose groups are pairs (no run of a single last piece to decode once) and of a 5-man
+/// one.
+fn bench_decode(c: &mut Criterion) {
+    use shatranj_tb::index::TableIndex;
+    let mut group = c.benchmark_group("decode");
+    group.sample_size(10);
+    for m in ["KRRvKRR", "KRQvKR"] {
+        let index = TableIndex::new(m.parse().unwrap());
+        let n = 1u64 << 20;
+        group.throughput(criterion::Throughput::Elements(n));
+        let start = index.size() / 3;
+        group.bench_function(format!("{m} consecutive"), |b| {
+            b.iter(|| {
+                (start..start + n)
+                    .filter(|&i| index.decode(i).is_some())
+                    .count()
+            });
+        });
+        // a fixed odd stride through the whole index
+        let stride = (index.size() / n) | 1;
+        group.bench_function(format!("{m} scattered"), |b| {
+            b.iter(|| {
+                (0..n)
+                    .filter(|&k| index.decode((k * stride) % index.size()).is_some())
+                    .count()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_generate, bench_dtz, bench_decode);
 criterion_main!(benches);

@@ -224,6 +224,22 @@ impl Divisor {
     }
 }
 
+/// For each colex rank `c` of a pair of squares, the larger square: the largest `s` with
+/// C(s, 2) <= c (the smaller square is `c - C(s, 2)`).
+static PAIR_TOP: [u8; 2016] = {
+    let mut t = [0u8; 2016];
+    let mut s = 1;
+    while s < 64 {
+        let mut c = s * (s - 1) / 2;
+        while c < s * (s + 1) / 2 {
+            t[c] = s as u8;
+            c += 1;
+        }
+        s += 1;
+    }
+    t
+};
+
 /// One group of like pieces in the index.
 #[derive(Clone, Copy, Debug)]
 struct Group {
@@ -251,18 +267,26 @@ impl Group {
             return f(c as u32);
         }
         let mut top = self.squares;
-        for k in (1..=self.count).rev() {
-            let mut s = top - 1;
-            while BINOM[s as usize][k] > c {
-                s -= 1;
+        for k in (3..=self.count).rev() {
+            // the largest s below `top` with C(s, k) <= c, by bisection: C(k - 1, k) = 0
+            let (mut lo, mut hi) = (k as u32 - 1, top - 1);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if BINOM[mid as usize][k] <= c {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
             }
-            c -= BINOM[s as usize][k];
-            top = s;
-            if !f(s) {
+            c -= BINOM[lo as usize][k];
+            top = lo;
+            if !f(lo) {
                 return false;
             }
         }
-        true
+        // the last two by table and by value: colex ranks do not depend on the squares
+        let (s, t) = TableIndex::last_squares(2, c);
+        f(s) && f(t)
     }
 }
 
@@ -428,12 +452,29 @@ impl TableIndex {
         self.decode_groups(index, self.groups.len())
     }
 
-    /// The last group when it is a single piece: the piece, its first square and its
-    /// number of squares (the index's least significant digit).
+    /// The last group (the index's least significant digit) when it is one piece or two
+    /// like pieces: the piece, how many, the group's first square and its number of
+    /// combinations (the length of a run of consecutive indices that differ in the last
+    /// group only). Combination `c` of a run stands on the squares
+    /// [`TableIndex::last_squares`] gives.
     #[must_use]
-    pub fn last_single(&self) -> Option<(Piece, u32, u64)> {
+    pub fn last_group(&self) -> Option<(Piece, usize, u32, u64)> {
         let g = self.groups.last()?;
-        (g.count == 1).then_some((g.piece, g.offset, g.size))
+        (g.count <= 2).then_some((g.piece, g.count, g.offset, g.size))
+    }
+
+    /// The squares of combination `c` of a last group of `count` pieces (1 or 2, as
+    /// [`TableIndex::last_group`] gives it) numbered from the group's first square: the
+    /// larger first; for one piece, `c` twice.
+    #[inline]
+    #[must_use]
+    pub fn last_squares(count: usize, c: u64) -> (u32, u32) {
+        if count == 1 {
+            (c as u32, c as u32)
+        } else {
+            let s = u32::from(PAIR_TOP[c as usize]);
+            (s, (c - BINOM[s as usize][2]) as u32)
+        }
     }
 
     /// The first index of the run of `index` over the last group's values: `index` less
@@ -447,8 +488,8 @@ impl TableIndex {
     }
 
     /// The board of `index` without the last group's pieces (`None` where the placed
-    /// pieces collide): with [`TableIndex::last_single`], consecutive indices decode by
-    /// adding one piece to a board decoded once.
+    /// pieces collide): with [`TableIndex::last_group`], consecutive indices decode by
+    /// adding one or two pieces to a board decoded once.
     #[must_use]
     pub fn decode_without_last(&self, index: u64) -> Option<Board> {
         self.decode_groups(index, self.groups.len().saturating_sub(1))
@@ -1069,6 +1110,47 @@ mod tests {
                 framed > 1000 && checked > 10_000 && shah_moves > 10_000,
                 "{name}: {framed} {checked} {shah_moves}"
             );
+        }
+    }
+
+    /// `for_each_square` inverts the colex rank (the sum of C(s_k, k + 1), as `encode`
+    /// ranks a group) of every combination of 1 to 4 squares of 64 (every one of up to 3;
+    /// for 4, a stride through them), and of pawns' 48 squares, largest square first.
+    #[test]
+    fn combinations_decode_to_their_squares() {
+        for (count, squares) in [(1, 64), (2, 64), (3, 64), (4, 64), (2, 48), (3, 48)] {
+            let g = Group {
+                piece: Piece {
+                    color: Color::White,
+                    role: Role::Rook,
+                },
+                count,
+                squares,
+                size: BINOM[squares as usize][count],
+                size_div: Divisor::new(BINOM[squares as usize][count]),
+                weight: 1,
+                offset: 0,
+            };
+            let step = if count == 4 { 97 } else { 1 };
+            let mut c = 0;
+            while c < g.size {
+                let mut got = Vec::new();
+                assert!(g.for_each_square(c, |s| {
+                    got.push(s);
+                    true
+                }));
+                assert_eq!(got.len(), count);
+                assert!(got.windows(2).all(|w| w[0] > w[1]), "{got:?}");
+                assert!(got[0] < squares);
+                let rank: u64 = got
+                    .iter()
+                    .rev()
+                    .enumerate()
+                    .map(|(k, &s)| BINOM[s as usize][k + 1])
+                    .sum();
+                assert_eq!(rank, c, "{count} of {squares}: {got:?}");
+                c += step;
+            }
         }
     }
 

@@ -9,16 +9,41 @@ use crate::index::TableIndex;
 use crate::role::{Piece, Role};
 use crate::square::Square;
 
-/// Decodes indices that mostly come in increasing order: where the last group is a single
-/// piece, the rest of the board is decoded once per run of that piece's squares.
+/// Decodes indices that mostly come in increasing order: where the last group is one
+/// piece or two like pieces, the rest of the board is decoded once per run of that
+/// group's squares (64 or 48 indices for one piece, 2,016 or 1,128 for two).
 pub(super) struct Decoder {
-    last: Option<(Piece, u32, u64)>,
+    /// The last group, as [`TableIndex::last_group`] gives it.
+    last: Option<Last>,
     /// The first index of the run of the last piece's squares decoded last (before the
     /// first, a value no index is within a run of), and the board without that piece.
     prefix: (u64, Option<Board>),
     /// What the prefix board says of checks on the shah not to move, for one side to move
     /// (see [`Decoder::decode_legal`]).
     threats: Option<Threats>,
+}
+
+/// The last group of an index, whose pieces a run of indices places on a board decoded
+/// once.
+#[derive(Clone, Copy)]
+struct Last {
+    piece: Piece,
+    /// 1 or 2.
+    count: usize,
+    /// The group's first square.
+    offset: u32,
+    /// The length of a run: the group's number of combinations.
+    run: u64,
+}
+
+impl Last {
+    /// The squares of the group's pieces at `i`, the `k`-th index of its run (one piece:
+    /// the same square twice).
+    #[inline]
+    fn squares(self, k: u64) -> (Square, Square) {
+        let (a, b) = TableIndex::last_squares(self.count, k);
+        (Square::new(self.offset + a), Square::new(self.offset + b))
+    }
 }
 
 /// Whether one of `rooks` attacks `shah` on a board occupied by `occ`.
@@ -42,7 +67,12 @@ pub(super) struct Threats {
 impl Decoder {
     pub(super) fn new(index: &TableIndex) -> Decoder {
         Decoder {
-            last: index.last_single(),
+            last: index.last_group().map(|(piece, count, offset, run)| Last {
+                piece,
+                count,
+                offset,
+                run,
+            }),
             prefix: (1 << 63, None),
             threats: None,
         }
@@ -59,13 +89,13 @@ impl Decoder {
         i: u64,
         turn: Color,
     ) -> Option<Board> {
-        let Some((piece, offset, squares)) = self.last else {
+        let Some(last) = self.last else {
             let board = index.decode(i)?;
             let shah = board.shah_of(!turn)?;
             return (!board.attackers_to(shah, turn, board.occupied()).any()).then_some(board);
         };
         // within the run: no division
-        if i.wrapping_sub(self.prefix.0) >= squares {
+        if i.wrapping_sub(self.prefix.0) >= last.run {
             self.prefix = (index.last_run_start(i), index.decode_without_last(i));
             self.threats = None;
         }
@@ -88,15 +118,21 @@ impl Decoder {
                 t
             }
         };
-        let sq = Square::new(offset + (i - self.prefix.0) as u32);
-        if threats.leaper || prefix.occupied().contains(sq) {
+        let (sq, other) = last.squares(i - self.prefix.0);
+        let on = Bitboard::from(sq) | Bitboard::from(other);
+        if threats.leaper || (prefix.occupied() & on).any() {
             return None;
         }
+        let piece = last.piece;
         let mut board = prefix;
-        board.put_on_empty(sq, piece);
+        for s in on {
+            board.put_on_empty(s, piece);
+        }
         let occ = board.occupied();
         let checked = (piece.color == turn
-            && attacks::attacks(piece.role, turn, sq, occ).contains(threats.shah))
+            && on
+                .into_iter()
+                .any(|s| attacks::attacks(piece.role, turn, s, occ).contains(threats.shah)))
             || rook_checks(threats.rooks, threats.shah, occ);
         debug_assert_eq!(
             checked,
@@ -110,17 +146,20 @@ impl Decoder {
     #[inline]
     pub(super) fn decode(&mut self, index: &TableIndex, i: u64) -> Option<Board> {
         let board = match self.last {
-            Some((piece, offset, squares)) => {
-                if i.wrapping_sub(self.prefix.0) >= squares {
+            Some(last) => {
+                if i.wrapping_sub(self.prefix.0) >= last.run {
                     self.prefix = (index.last_run_start(i), index.decode_without_last(i));
                     self.threats = None;
                 }
-                let sq = Square::new(offset + (i - self.prefix.0) as u32);
+                let (sq, other) = last.squares(i - self.prefix.0);
+                let on = Bitboard::from(sq) | Bitboard::from(other);
                 self.prefix
                     .1
-                    .filter(|b| !b.occupied().contains(sq))
+                    .filter(|b| !(b.occupied() & on).any())
                     .map(|mut b| {
-                        b.put_on_empty(sq, piece);
+                        for s in on {
+                            b.put_on_empty(s, last.piece);
+                        }
                         b
                     })
             }
