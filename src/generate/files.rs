@@ -40,13 +40,9 @@ pub(crate) fn plain_category(v: Value) -> Category {
     }
 }
 
-/// Sub-tables of at most this many slots are held whole in memory while a table is
-/// generated: every 4-man table (at most 22 MB as 16-bit codes, a pawn table; half as
-/// bytes), no 5-man one.
-const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
-
 /// The sub-tables of one material as its generation reads them: the small ones whole in
-/// memory, the others through the tablebase. The seed probes a sub-table once for each
+/// memory (every 4-man table, and the 5-man ones of a 6-man table: see
+/// [`super::plan::sub_table_is_resident`]), the others through the tablebase. The seed probes a sub-table once for each
 /// capture of every position (hundreds of millions of times on a 5-man table), and an
 /// array costs less than a lookup in the block cache, which takes a lock.
 struct ResidentSubTables<'a> {
@@ -100,6 +96,7 @@ impl<'a> ResidentSubTables<'a> {
     /// Reads the small sub-tables of `material` that `tb` has.
     fn new(tb: &'a Tablebase, material: Material) -> Result<ResidentSubTables<'a>, GenError> {
         let mut tables: Vec<Resident> = Vec::new();
+        let table_slots = super::plan::slots(material);
         for m in material.successors() {
             let m = m.normalized();
             if m.is_decided_by_rules() || !tb.has_table(m) || tables.iter().any(|r| r.material == m)
@@ -107,7 +104,7 @@ impl<'a> ResidentSubTables<'a> {
                 continue;
             }
             let index = TableIndex::new(m);
-            if 2 * index.size() > RESIDENT_MAX_SLOTS {
+            if !super::plan::sub_table_is_resident(2 * index.size(), table_slots) {
                 continue;
             }
             let codes = tb

@@ -28,9 +28,24 @@ const BYTES_PER_SLOT: f64 = 3.26;
 /// 2.48 GiB measured): the safe side for a scheduler.
 const BYTES_PER_SLOT_PAWNS: f64 = 4.5;
 
-/// A sub-table of at most this many slots is read whole into memory (two bytes a slot)
-/// while a table that captures into it is generated (as `files.rs` does).
+/// A sub-table of at most this many slots is read whole into memory (two bytes a slot,
+/// or one) while a table that captures into it is generated: every 4-man table.
 const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
+
+/// A larger sub-table is read whole as well when the table that captures into it has at
+/// least this many times its slots (the 5-man sub-tables of a 6-man table: KRRvKR has a
+/// 31st of KRRvKRR's slots), where two bytes a sub-table slot (at most 4 % of the
+/// generator's 3.3 bytes a slot or more; one byte where its codes are few) are a small
+/// share, and the seed's lookups, one for every capture of every position, cost far less
+/// in an array than through the block cache.
+const RESIDENT_RATIO: u64 = 16;
+
+/// Whether a sub-table of `sub_slots` slots is held whole in memory while a table of
+/// `table_slots` slots is generated (see [`RESIDENT_MAX_SLOTS`], [`RESIDENT_RATIO`]).
+#[must_use]
+pub fn sub_table_is_resident(sub_slots: u64, table_slots: u64) -> bool {
+    sub_slots <= RESIDENT_MAX_SLOTS || sub_slots.saturating_mul(RESIDENT_RATIO) <= table_slots
+}
 
 /// What a larger sub-table may hold in memory: its block cache (the probe's default,
 /// 1 GiB), and its DTM file's size again. Both are a margin: the budget is shared by all
@@ -137,7 +152,7 @@ pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
         .into_iter()
         .map(|m| {
             let s = slots(m);
-            if s <= RESIDENT_MAX_SLOTS {
+            if sub_table_is_resident(s, n) {
                 2 * s
             } else {
                 SUB_TABLE_CACHE_BYTES.min(2 * s) + dtm_file(m)
