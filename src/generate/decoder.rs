@@ -28,8 +28,8 @@ pub(super) struct Decoder {
 #[derive(Clone, Copy)]
 struct Last {
     piece: Piece,
-    /// 1 or 2.
-    count: usize,
+    /// Whether the group is two pieces (else one).
+    pair: bool,
     /// The group's first square.
     offset: u32,
     /// The length of a run: the group's number of combinations.
@@ -37,11 +37,10 @@ struct Last {
 }
 
 impl Last {
-    /// The squares of the group's pieces at `i`, the `k`-th index of its run (one piece:
-    /// the same square twice).
+    /// The squares of the two pieces of a pair at the `k`-th index of its run.
     #[inline]
-    fn squares(self, k: u64) -> (Square, Square) {
-        let (a, b) = TableIndex::last_squares(self.count, k);
+    fn pair_squares(self, k: u64) -> (Square, Square) {
+        let (a, b) = TableIndex::last_squares(2, k);
         (Square::new(self.offset + a), Square::new(self.offset + b))
     }
 }
@@ -69,7 +68,7 @@ impl Decoder {
         Decoder {
             last: index.last_group().map(|(piece, count, offset, run)| Last {
                 piece,
-                count,
+                pair: count == 2,
                 offset,
                 run,
             }),
@@ -118,21 +117,23 @@ impl Decoder {
                 t
             }
         };
-        let (sq, other) = last.squares(i - self.prefix.0);
-        let on = Bitboard::from(sq) | Bitboard::from(other);
-        if threats.leaper || (prefix.occupied() & on).any() {
+        if threats.leaper {
+            return None;
+        }
+        let k = i - self.prefix.0;
+        if last.pair {
+            return Self::place_pair_legal(prefix, last, k, turn, threats);
+        }
+        let sq = Square::new(last.offset + k as u32);
+        if prefix.occupied().contains(sq) {
             return None;
         }
         let piece = last.piece;
         let mut board = prefix;
-        for s in on {
-            board.put_on_empty(s, piece);
-        }
+        board.put_on_empty(sq, piece);
         let occ = board.occupied();
         let checked = (piece.color == turn
-            && on
-                .into_iter()
-                .any(|s| attacks::attacks(piece.role, turn, s, occ).contains(threats.shah)))
+            && attacks::attacks(piece.role, turn, sq, occ).contains(threats.shah))
             || rook_checks(threats.rooks, threats.shah, occ);
         debug_assert_eq!(
             checked,
@@ -140,6 +141,47 @@ impl Decoder {
             "{board:?}"
         );
         (!checked).then_some(board)
+    }
+
+    /// [`Decoder::decode_legal`] where the last group is a pair: `prefix` with the pair at
+    /// the `k`-th index of its run, if the squares are free and the shah not to move is
+    /// not in check (no leaper checks it already: `threats`).
+    #[inline(never)]
+    fn place_pair_legal(
+        prefix: Board,
+        last: Last,
+        k: u64,
+        turn: Color,
+        threats: Threats,
+    ) -> Option<Board> {
+        let (sq, other) = last.pair_squares(k);
+        if prefix.occupied().contains(sq) || prefix.occupied().contains(other) {
+            return None;
+        }
+        let piece = last.piece;
+        let mut board = prefix;
+        board.put_on_empty(sq, piece);
+        board.put_on_empty(other, piece);
+        let occ = board.occupied();
+        let checks = |s| attacks::attacks(piece.role, turn, s, occ).contains(threats.shah);
+        let checked = (piece.color == turn && (checks(sq) || checks(other)))
+            || rook_checks(threats.rooks, threats.shah, occ);
+        debug_assert_eq!(checked, board.attackers_to(threats.shah, turn, occ).any());
+        (!checked).then_some(board)
+    }
+
+    /// `prefix` with the pair of `last` at the `k`-th index of its run, if both squares
+    /// are free.
+    #[inline(never)]
+    fn place_pair(prefix: Option<Board>, last: Last, k: u64) -> Option<Board> {
+        let (sq, other) = last.pair_squares(k);
+        let mut b = prefix?;
+        if b.occupied().contains(sq) || b.occupied().contains(other) {
+            return None;
+        }
+        b.put_on_empty(sq, last.piece);
+        b.put_on_empty(other, last.piece);
+        Some(b)
     }
 
     /// The board of index `i` (see [`TableIndex::decode`]).
@@ -151,15 +193,16 @@ impl Decoder {
                     self.prefix = (index.last_run_start(i), index.decode_without_last(i));
                     self.threats = None;
                 }
-                let (sq, other) = last.squares(i - self.prefix.0);
-                let on = Bitboard::from(sq) | Bitboard::from(other);
+                let k = i - self.prefix.0;
+                if last.pair {
+                    return Self::place_pair(self.prefix.1, last, k);
+                }
+                let sq = Square::new(last.offset + k as u32);
                 self.prefix
                     .1
-                    .filter(|b| !(b.occupied() & on).any())
+                    .filter(|b| !b.occupied().contains(sq))
                     .map(|mut b| {
-                        for s in on {
-                            b.put_on_empty(s, last.piece);
-                        }
+                        b.put_on_empty(sq, last.piece);
                         b
                     })
             }
