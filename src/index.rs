@@ -285,7 +285,7 @@ impl Group {
             }
         }
         // the last two by table and by value: colex ranks do not depend on the squares
-        let (s, t) = TableIndex::last_squares(2, c);
+        let (s, t) = TableIndex::pair_squares(c);
         f(s) && f(t)
     }
 }
@@ -456,25 +456,22 @@ impl TableIndex {
     /// like pieces: the piece, how many, the group's first square and its number of
     /// combinations (the length of a run of consecutive indices that differ in the last
     /// group only). Combination `c` of a run stands on the squares
-    /// [`TableIndex::last_squares`] gives.
+    /// [`TableIndex::pair_squares`] gives for a pair (one piece stands on square `c`),
+    /// each counted from the group's first square.
     #[must_use]
     pub fn last_group(&self) -> Option<(Piece, usize, u32, u64)> {
         let g = self.groups.last()?;
         (g.count <= 2).then_some((g.piece, g.count, g.offset, g.size))
     }
 
-    /// The squares of combination `c` of a last group of `count` pieces (1 or 2, as
-    /// [`TableIndex::last_group`] gives it) numbered from the group's first square: the
-    /// larger first; for one piece, `c` twice.
+    /// The squares of the pair of colex rank `c` (a group of two like pieces, such as a
+    /// last group [`TableIndex::last_group`] gives), numbered from the group's first
+    /// square: the larger first.
     #[inline]
     #[must_use]
-    pub fn last_squares(count: usize, c: u64) -> (u32, u32) {
-        if count == 1 {
-            (c as u32, c as u32)
-        } else {
-            let s = u32::from(PAIR_TOP[c as usize]);
-            (s, (c - BINOM[s as usize][2]) as u32)
-        }
+    pub fn pair_squares(c: u64) -> (u32, u32) {
+        let s = u32::from(PAIR_TOP[c as usize]);
+        (s, (c - BINOM[s as usize][2]) as u32)
     }
 
     /// The first index of the run of `index` over the last group's values: `index` less

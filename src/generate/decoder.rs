@@ -40,7 +40,7 @@ impl Last {
     /// The squares of the two pieces of a pair at the `k`-th index of its run.
     #[inline]
     fn pair_squares(self, k: u64) -> (Square, Square) {
-        let (a, b) = TableIndex::last_squares(2, k);
+        let (a, b) = TableIndex::pair_squares(k);
         (Square::new(self.offset + a), Square::new(self.offset + b))
     }
 }
