@@ -15,8 +15,8 @@ use crate::square::Square;
 pub(super) struct Decoder {
     /// The last group, as [`TableIndex::last_group`] gives it.
     last: Option<Last>,
-    /// The first index of the run of the last piece's squares decoded last (before the
-    /// first, a value no index is within a run of), and the board without that piece.
+    /// The first index of the run of the last group's squares decoded last (before the
+    /// first, a value no index is within a run of), and the board without that group.
     prefix: (u64, Option<Board>),
     /// What the prefix board says of checks on the shah not to move, for one side to move
     /// (see [`Decoder::decode_legal`]).
@@ -121,6 +121,8 @@ impl Decoder {
             return None;
         }
         let k = i - self.prefix.0;
+        // A pair is placed out of line: inline, it slowed the one-piece path below (the
+        // DTZ of KRQvKR, whose last group is one rook, from 3.3 s to 4.5 s).
         if last.pair {
             return Self::place_pair_legal(prefix, last, k, turn, threats);
         }

@@ -42,9 +42,10 @@ pub(crate) fn plain_category(v: Value) -> Category {
 
 /// The sub-tables of one material as its generation reads them: the small ones whole in
 /// memory (every 4-man table, and the 5-man ones of a 6-man table: see
-/// [`super::plan::sub_table_is_resident`]), the others through the tablebase. The seed probes a sub-table once for each
-/// capture of every position (hundreds of millions of times on a 5-man table), and an
-/// array costs less than a lookup in the block cache, which takes a lock.
+/// [`super::plan::sub_table_is_resident`]), the others through the tablebase. The seed
+/// probes a sub-table once for each capture of every position (hundreds of millions of
+/// times on a 5-man table), and an array costs less than a lookup in the block cache,
+/// which takes a lock.
 struct ResidentSubTables<'a> {
     tb: &'a Tablebase,
     tables: Vec<Resident>,
