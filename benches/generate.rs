@@ -13,7 +13,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use shatranj_tb::generate::dtz::{Leaves, generate_dtz, pack_wdl};
 use shatranj_tb::generate::memory::MemoryTables;
-use shatranj_tb::generate::{Generator, LossPasses, NoProgress};
+use shatranj_tb::generate::{Cells, Generator, LossPasses, NoProgress};
 use shatranj_tb::{Material, MoveRule, RuleSet};
 
 fn bench_generate(c: &mut Criterion) {
@@ -69,8 +69,8 @@ fn bench_dtz(c: &mut Criterion) {
         };
         group.bench_function(format!("{name} dtz"), |b| {
             b.iter(|| {
-                let t =
-                    generate_dtz(m, seventy, &wdl, &leaves, sub, &NoProgress, Vec::new()).unwrap();
+                let buffer = Cells::default();
+                let t = generate_dtz(m, seventy, &wdl, &leaves, sub, &NoProgress, buffer).unwrap();
                 assert_eq!(t.stats.white.cursed_wins, 0, "{name}");
                 std::hint::black_box(t)
             });

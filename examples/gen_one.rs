@@ -60,11 +60,12 @@ fn main() {
             .expect("generation"),
     };
     println!(
-        "{} in {:.2}s (this table {:.2}s, {} slots): {:?}",
+        "{} in {:.2}s (this table {:.2}s, {} slots, {} spilled): {:?}",
         g.material,
         start.elapsed().as_secs_f64(),
         g.seconds,
         g.codes.len(),
+        g.spilled,
         g.stats.white
     );
     for (kind, secs) in timer.totals.lock().unwrap().iter() {

@@ -222,6 +222,50 @@ fn pulled_and_pushed_loss_passes_agree() {
     }
 }
 
+/// The generator's state is a byte a slot with the rest spilled to a map: the table is
+/// the same whatever the byte holds. Here the byte holds distances below 3 plies and
+/// counts below 3 only, so that most states of every pass go through the map, on both
+/// threads at once (with pawns, a material that is its own mirror, another rule set).
+#[test]
+fn a_table_is_the_same_when_most_states_spill() {
+    use shatranj_tb::Material;
+    use shatranj_tb::generate::gen_alphabet;
+    for (material, rules) in [
+        ("KRvKN", RuleSet::default()),
+        ("KPvKQ", RuleSet::default()),
+        (
+            "KQvKQ",
+            "bare-king=immediate,stalemate=draw".parse().unwrap(),
+        ),
+    ] {
+        let material: Material = material.parse().unwrap();
+        let mut sub = MemoryTables::new(rules);
+        for m in material.with_dependencies() {
+            if m != material {
+                sub.generate(m).unwrap();
+            }
+        }
+        let wide = Generator::new(material, rules, &sub, &NoProgress)
+            .run()
+            .unwrap();
+        let narrow = Generator::new(material, rules, &sub, &NoProgress)
+            .alphabet(gen_alphabet(4, 2))
+            .run()
+            .unwrap();
+        // the narrow run's table still spills its longer values
+        assert!(
+            narrow.codes.spilled() > 1000,
+            "{material}: {}",
+            narrow.codes.spilled()
+        );
+        assert!(
+            wide.codes == narrow.codes && wide.conversions == narrow.conversions,
+            "{material} {rules}: the tables differ"
+        );
+        assert_eq!(wide.stats, narrow.stats, "{material}");
+    }
+}
+
 /// A WDL file never stores a value above the true one, stores a lower one only where the
 /// position's best capture or promotion gives the true value (checked here with the
 /// forward move generator and the sub-tables, not the generator's own record), and does

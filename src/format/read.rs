@@ -733,7 +733,10 @@ impl TableFile {
     }
 
     /// Checks that every value other than [`UNUSED`] reads back as in `values`.
-    pub(crate) fn check_values(&self, values: &[u16]) -> Result<(), FormatError> {
+    pub(crate) fn check_values<V: super::Values + ?Sized>(
+        &self,
+        values: &V,
+    ) -> Result<(), FormatError> {
         if values.len() as u64 != self.len {
             return Err(FormatError::corrupt(
                 &self.path,
@@ -743,14 +746,15 @@ impl TableFile {
         }
         self.for_each_block(|b, first, data| {
             let start = first as usize;
-            let want = &values[start..start + self.values_in_block(b) as usize];
+            let mut want = Vec::new();
+            values.read_into(start..start + self.values_in_block(b) as usize, &mut want);
             // one loop per width, so that each decodes its symbols without a branch on it
             match self.bits {
-                1 => self.check_block::<1>(data, start, want),
-                2 => self.check_block::<2>(data, start, want),
-                4 => self.check_block::<4>(data, start, want),
-                8 => self.check_block::<8>(data, start, want),
-                _ => self.check_block::<16>(data, start, want),
+                1 => self.check_block::<1>(data, start, &want),
+                2 => self.check_block::<2>(data, start, &want),
+                4 => self.check_block::<4>(data, start, &want),
+                8 => self.check_block::<8>(data, start, &want),
+                _ => self.check_block::<16>(data, start, &want),
             }
         })
     }

@@ -93,6 +93,80 @@ pub struct WriteStats {
     pub elapsed: Duration,
 }
 
+/// The values a table file is written from, read a range at a time: an array, or a
+/// generator's state at a byte a slot.
+pub trait Values: Sync {
+    /// How many values (indices) there are.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The values of `range` (within `0..len()`), into `out` (cleared first).
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>);
+
+    /// Adds how many times each value occurs in `range` to `freq` (2^16 counts).
+    fn count_into(&self, range: std::ops::Range<usize>, freq: &mut [u64]) {
+        let mut values = Vec::new();
+        self.read_into(range, &mut values);
+        for &v in &values {
+            freq[usize::from(v)] += 1;
+        }
+    }
+}
+
+impl Values for [u16] {
+    fn len(&self) -> usize {
+        <[u16]>::len(self)
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        out.clear();
+        out.extend_from_slice(&self[range]);
+    }
+}
+
+impl Values for Vec<u16> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        self.as_slice().read_into(range, out);
+    }
+}
+
+impl<const N: usize> Values for [u16; N] {
+    fn len(&self) -> usize {
+        N
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        self.as_slice().read_into(range, out);
+    }
+}
+
+/// The first `len` values of `values`.
+pub struct Head<'a, V: ?Sized>(pub &'a V, pub usize);
+
+impl<V: Values + ?Sized> Values for Head<'_, V> {
+    fn len(&self) -> usize {
+        self.1.min(self.0.len())
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        debug_assert!(range.end <= self.len());
+        self.0.read_into(range, out);
+    }
+
+    fn count_into(&self, range: std::ops::Range<usize>, freq: &mut [u64]) {
+        debug_assert!(range.end <= self.len());
+        self.0.count_into(range, freq);
+    }
+}
+
 /// Writes `values` (one u16 per index) to `path` with the default [`WriteOptions`]: to a
 /// temporary name beside it first, fsync, then re-open and check every value ([`UNUSED`]
 /// slots excepted), then rename into place (and fsync the directory). On any error the
@@ -106,10 +180,10 @@ pub fn write_table(
 }
 
 /// [`write_table`] with explicit options.
-pub fn write_table_with(
+pub fn write_table_with<V: Values + ?Sized>(
     path: &Path,
     meta: &TableMeta,
-    values: &[u16],
+    values: &V,
     options: &WriteOptions,
 ) -> Result<WriteStats, FormatError> {
     write_impl(path, meta, values, options, &|_| Ok(()))
@@ -132,10 +206,10 @@ impl Drop for TempFile {
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// `after_sync` runs between the fsync and the verification (tests inject damage there).
-pub(crate) fn write_impl(
+pub(crate) fn write_impl<V: Values + ?Sized>(
     path: &Path,
     meta: &TableMeta,
-    values: &[u16],
+    values: &V,
     options: &WriteOptions,
     after_sync: &dyn Fn(&Path) -> io::Result<()>,
 ) -> Result<WriteStats, FormatError> {
@@ -268,15 +342,14 @@ struct Encoded {
 }
 
 /// Remaps values to symbols by frequency, packs and compresses the blocks in parallel.
-fn encode(values: &[u16], options: &WriteOptions) -> Result<Encoded, String> {
-    let mut freq = values
-        .par_chunks(1 << 20)
+fn encode<V: Values + ?Sized>(values: &V, options: &WriteOptions) -> Result<Encoded, String> {
+    let len = values.len();
+    let mut freq = (0..len.div_ceil(1 << 20))
+        .into_par_iter()
         .fold(
             || vec![0u64; 1 << 16],
-            |mut f, chunk| {
-                for &v in chunk {
-                    f[usize::from(v)] += 1;
-                }
+            |mut f, c| {
+                values.count_into(c << 20..((c + 1) << 20).min(len), &mut f);
                 f
             },
         )
@@ -307,15 +380,17 @@ fn encode(values: &[u16], options: &WriteOptions) -> Result<Encoded, String> {
     let block_bytes = 1usize << (usize::BITS - 1 - clamped.leading_zeros());
     let block_values = u32::try_from(block_bytes * 8 / usize::from(bits))
         .map_err(|_| "block too large".to_string())?;
-    let block_count = u32::try_from(values.len().div_ceil(block_values as usize))
-        .map_err(|_| format!("{} values are too many", values.len()))?;
+    let block_count = u32::try_from(len.div_ceil(block_values as usize))
+        .map_err(|_| format!("{len} values are too many"))?;
 
     let level = options.zstd_level;
-    let blocks = values
-        .par_chunks(block_values as usize)
+    let per_block = block_values as usize;
+    let blocks = (0..block_count as usize)
+        .into_par_iter()
         .map_init(
-            || (compressor(level), Vec::new()),
-            |(c, buf), chunk| {
+            || (compressor(level), Vec::new(), Vec::new()),
+            |(c, buf, chunk), b| {
+                values.read_into(b * per_block..((b + 1) * per_block).min(len), chunk);
                 pack(chunk, &code, bits, buf);
                 let c = c.as_mut().map_err(|e| format!("zstd compressor: {e}"))?;
                 // The compressor returns a buffer of zstd's bound (more than the block's

@@ -46,11 +46,12 @@
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
 //! two bits a slot and, once the passes pull, a flag a chunk for the open losses.
 
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::cells::{Alphabet, Cells};
 use super::decoder::Decoder;
 use super::generator::CHUNK;
 use super::state::UNUSED;
@@ -75,6 +76,19 @@ const PULL_RATIO: u64 = 2;
 /// The plies a zeroing move into a cursed win (a blessed loss) counts.
 const CURSED_LEAF: u16 = 141;
 
+/// The DTZ states kept in a byte: plies up to 171 (the cursed leaf's 141 and 30 more),
+/// [`NONE`], [`WIN_OPEN`], open losses of up to 63 replies (15 if blessed). Any other
+/// state spills (see [`Cells`]).
+const DTZ_ALPHABET: Alphabet = Alphabet::new(
+    172,
+    &[
+        (NONE, 1),
+        (WIN_OPEN, 1),
+        (LOSS_OPEN, 64),
+        (LOSS_OPEN | BLESSED, 16),
+    ],
+);
+
 /// A draw or an unused slot (no DTZ).
 const NONE: u16 = 0xFFFF;
 /// A win not yet decided.
@@ -94,15 +108,17 @@ const W_WIN: u8 = 3;
 /// Packs the WDL of DTM codes (slot order; [`UNUSED`] for unused slots) two bits a slot:
 /// what the DTZ retrograde needs once the codes are gone.
 #[must_use]
-pub fn pack_wdl(codes: &[u16]) -> Vec<u8> {
+pub fn pack_wdl(codes: &Cells) -> Vec<u8> {
     // written in place: a collect of unknown length would hold the pieces and the whole
     let mut packed = vec![0u8; codes.len().div_ceil(4)];
     packed
         .par_chunks_mut(4096)
-        .zip(codes.par_chunks(4 * 4096))
-        .for_each(|(out, chunk)| {
-            for (b, four) in out.iter_mut().zip(chunk.chunks(4)) {
-                for (k, &c) in four.iter().enumerate() {
+        .enumerate()
+        .for_each(|(c, out)| {
+            for (j, b) in out.iter_mut().enumerate() {
+                let first = (c * 4096 + j) * 4;
+                for k in 0..(codes.len() - first).min(4) {
+                    let c = codes.load(first + k);
                     let w = if c == UNUSED || c == 0 {
                         W_NONE
                     } else if c == 1 {
@@ -135,12 +151,14 @@ pub struct DtzTable {
     pub rules: RuleSet,
     /// Plies of every decided slot (White to move, then Black to move); [`UNUSED`] for a
     /// draw or an unused slot.
-    pub plies: Vec<u16>,
+    pub plies: Cells,
     /// One bit a slot: a win in 1 ply by a zeroing move (a capture, a promotion or a pawn
     /// move into a loss), which a reader finds by looking at those moves: the file leaves
     /// them out (see [`DtzTable::to_file_values`]).
     pub zeroing_wins: Vec<u64>,
     pub stats: DtzStats,
+    /// Slots whose plies did not fit a byte at the end (see [`Cells`]).
+    pub spilled: usize,
     /// Rounds of the retrograde: two for a pawn table whose first round found cursed
     /// values (the second by pawn advance), otherwise one.
     pub rounds: u32,
@@ -152,17 +170,13 @@ impl DtzTable {
     /// wins by a zeroing move become [`UNUSED`], for the writer to fill as compresses best.
     pub fn to_file_values(&mut self) {
         let zeroing_wins = &self.zeroing_wins;
-        self.plies
-            .par_chunks_mut(64 * 1024)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                for (k, p) in chunk.iter_mut().enumerate() {
-                    let s = c * 64 * 1024 + k;
-                    if zeroing_wins[s / 64] >> (s % 64) & 1 != 0 {
-                        *p = UNUSED;
-                    }
-                }
-            });
+        self.plies.map_in_place(64 * 1024, |s, p| {
+            if zeroing_wins[s / 64] >> (s % 64) & 1 != 0 {
+                UNUSED
+            } else {
+                p
+            }
+        });
     }
 }
 
@@ -187,7 +201,32 @@ pub fn generate_dtz(
     leaves: &Leaves<'_>,
     sub: &dyn SubTables,
     progress: &dyn Progress,
-    buffer: Vec<u16>,
+    buffer: Cells,
+) -> Result<DtzTable, GenError> {
+    generate_dtz_in(
+        DTZ_ALPHABET,
+        material,
+        rules,
+        wdl,
+        leaves,
+        sub,
+        progress,
+        buffer,
+    )
+}
+
+/// [`generate_dtz`] with the states of `alphabet` kept in a byte (the others spill; the
+/// table is the same).
+#[allow(clippy::too_many_arguments)]
+fn generate_dtz_in(
+    alphabet: Alphabet,
+    material: Material,
+    rules: RuleSet,
+    wdl: &[u8],
+    leaves: &Leaves<'_>,
+    sub: &dyn SubTables,
+    progress: &dyn Progress,
+    buffer: Cells,
 ) -> Result<DtzTable, GenError> {
     let start = Instant::now();
     let g = Generator::new(material, rules, sub, progress);
@@ -210,6 +249,7 @@ pub fn generate_dtz(
             .map(|_| AtomicU64::new(0))
             .collect();
         let run = Run {
+            alphabet: alphabet.clone(),
             zeroing_wins: &zeroing_wins,
             g: &g,
             wdl,
@@ -223,13 +263,19 @@ pub fn generate_dtz(
             open_wins: AtomicU64::new(0),
         };
         let plies = run.run(buffer)?;
-        if !cursed_possible || by_advance || !plies.par_iter().any(|&p| cursed(p)) {
+        if !cursed_possible
+            || by_advance
+            || !(0..plies.len().div_ceil(1 << 16))
+                .into_par_iter()
+                .any(|c| (c << 16..((c + 1) << 16).min(plies.len())).any(|s| cursed(plies.load(s))))
+        {
             break plies;
         }
         buffer = plies;
         by_advance = true;
     };
     let stats = count(&g, wdl, &plies, rules.move_rule);
+    let spilled = plies.spilled();
     let zeroing_wins = zeroing_wins
         .into_iter()
         .map(AtomicU64::into_inner)
@@ -240,6 +286,7 @@ pub fn generate_dtz(
         plies,
         zeroing_wins,
         stats,
+        spilled,
         rounds,
         seconds: start.elapsed().as_secs_f64(),
     })
@@ -283,14 +330,13 @@ fn count_at(at: &[AtomicU64], d: u32) -> u64 {
 
 /// A flag a chunk of [`CHUNK`] slots: whether some slot `s` of it, with state `v`, is
 /// `wanted(s, v)`.
-fn chunk_flags(st: &[AtomicU16], wanted: impl Fn(u64, u16) -> bool + Sync) -> Vec<AtomicBool> {
-    st.par_chunks(CHUNK as usize)
-        .enumerate()
-        .map(|(c, cells)| {
-            let lo = c as u64 * CHUNK;
-            let any = (lo..)
-                .zip(cells)
-                .any(|(s, cell)| wanted(s, cell.load(Ordering::Relaxed)));
+fn chunk_flags(st: &Cells, wanted: impl Fn(u64, u16) -> bool + Sync) -> Vec<AtomicBool> {
+    let total = st.len() as u64;
+    (0..total.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let lo = c * CHUNK;
+            let any = (lo..(lo + CHUNK).min(total)).any(|s| wanted(s, st.load(s as usize)));
             AtomicBool::new(any)
         })
         .collect()
@@ -299,6 +345,8 @@ fn chunk_flags(st: &[AtomicU16], wanted: impl Fn(u64, u16) -> bool + Sync) -> Ve
 /// One round of the retrograde.
 struct Run<'g, 'a> {
     g: &'g Generator<'a>,
+    /// The states the retrograde keeps in a byte.
+    alphabet: Alphabet,
     wdl: &'g [u8],
     leaves: &'g Leaves<'g>,
     /// Whether the retrograde runs by pawn advance, most advanced first (see
@@ -321,17 +369,15 @@ struct Run<'g, 'a> {
 
 impl Run<'_, '_> {
     /// The plies of every slot, in `buffer` (see [`generate_dtz`]).
-    fn run(&self, buffer: Vec<u16>) -> Result<Vec<u16>, GenError> {
+    fn run(&self, buffer: Cells) -> Result<Cells, GenError> {
         let g = self.g;
         let total = 2 * g.size();
-        let mut buffer = buffer;
-        if buffer.len() as u64 == total {
-            buffer.par_chunks_mut(1 << 16).for_each(|c| c.fill(NONE));
+        let mut st = buffer;
+        if st.len() as u64 == total {
+            st.reset(self.alphabet.clone(), NONE);
         } else {
-            buffer = vec![NONE; total as usize];
+            st = Cells::new(total as usize, self.alphabet.clone(), NONE);
         }
-        // in place: the same size and layout
-        let st: Vec<AtomicU16> = buffer.into_iter().map(AtomicU16::new).collect();
         let marks: Vec<Marks> = (0..total.div_ceil(CHUNK))
             .map(|_| Marks::default())
             .collect();
@@ -343,13 +389,16 @@ impl Run<'_, '_> {
         for advance in levels {
             self.stage(&st, &marks, advance)?;
         }
-        // in place: the same size and layout
-        let plies: Vec<u16> = st.into_iter().map(AtomicU16::into_inner).collect();
+        let plies = st;
         // NONE is UNUSED; any other state at or above LOSS_OPEN is still open
-        let open = plies
-            .par_iter()
-            .position_first(|&v| v >= LOSS_OPEN && v != NONE)
-            .map(|s| s as u64);
+        let open = (0..total.div_ceil(CHUNK))
+            .into_par_iter()
+            .find_map_first(|c| {
+                (c * CHUNK..((c + 1) * CHUNK).min(total)).find(|&s| {
+                    let v = plies.load(s as usize);
+                    v >= LOSS_OPEN && v != NONE
+                })
+            });
         if let Some(slot) = open {
             let pos = g.used_position_at(slot);
             return Err(GenError::Inconsistent(format!(
@@ -362,12 +411,7 @@ impl Run<'_, '_> {
 
     /// The seed and the passes of one stage: every slot, or (by pawn advance) those of
     /// one advance, once every more advanced slot is final.
-    fn stage(
-        &self,
-        st: &[AtomicU16],
-        marks: &[Marks],
-        advance: Option<u32>,
-    ) -> Result<(), GenError> {
+    fn stage(&self, st: &Cells, marks: &[Marks], advance: Option<u32>) -> Result<(), GenError> {
         let g = self.g;
         let total = st.len() as u64;
         let material = g.index.material();
@@ -405,7 +449,7 @@ impl Run<'_, '_> {
                         continue;
                     }
                     if w == W_MATED {
-                        st[slot as usize].store(0, Ordering::Relaxed);
+                        st.store(slot as usize, 0);
                         mark(marks, slot, 0);
                         counts.loss(0);
                         continue;
@@ -445,7 +489,7 @@ impl Run<'_, '_> {
                             } else {
                                 counts.loss(v);
                             }
-                            st[slot as usize].store(v, Ordering::Relaxed);
+                            st.store(slot as usize, v);
                             if v < LOSS_OPEN {
                                 mark(marks, slot, u32::from(v));
                             }
@@ -481,6 +525,7 @@ impl Run<'_, '_> {
             // predecessors a win, each until its side pulls instead
             let wins_push = open.is_none();
             let losses_push = open_wins.is_none();
+            let at_n = st.matcher(n);
             (0..total.div_ceil(CHUNK))
                 .into_par_iter()
                 .for_each_init(Vec::new, |preds, chunk| {
@@ -492,7 +537,7 @@ impl Run<'_, '_> {
                     let mut decoder = None;
                     let mut counts = Counts::default();
                     for slot in lo..hi {
-                        if st[slot as usize].load(Ordering::Relaxed) == n
+                        if at_n.at(slot as usize)
                             && (if wdl_at(self.wdl, slot) == W_WIN {
                                 wins_push
                             } else {
@@ -539,7 +584,7 @@ impl Run<'_, '_> {
 
     /// The category of a child in this table after a pawn move, for the player to move
     /// there.
-    fn own_category(&self, child: &Position, st: &[AtomicU16]) -> Result<Category, GenError> {
+    fn own_category(&self, child: &Position, st: &Cells) -> Result<Category, GenError> {
         let Some(s) = self.g.slot_of(child) else {
             return Err(GenError::Inconsistent(format!(
                 "DTZ: no index for {}",
@@ -548,7 +593,7 @@ impl Run<'_, '_> {
         };
         let w = wdl_at(self.wdl, s);
         // by pawn advance, the child's stage is final; otherwise no leaf is cursed
-        let over = self.by_advance && cursed(st[s as usize].load(Ordering::Relaxed));
+        let over = self.by_advance && cursed(st.load(s as usize));
         Ok(match (w, over) {
             (W_NONE, _) => Category::Draw,
             (W_WIN, false) => Category::Win,
@@ -559,12 +604,7 @@ impl Run<'_, '_> {
     }
 
     /// The category of the child after a zeroing move, for the player to move there.
-    fn leaf_category(
-        &self,
-        pos: &Position,
-        m: &Move,
-        st: &[AtomicU16],
-    ) -> Result<Category, GenError> {
+    fn leaf_category(&self, pos: &Position, m: &Move, st: &Cells) -> Result<Category, GenError> {
         let child = pos.play_unchecked(m);
         if m.capture.is_none() && !m.promotion {
             return self.own_category(&child, st);
@@ -609,7 +649,7 @@ impl Run<'_, '_> {
         w: u8,
         moves: &mut MoveList,
         kids: &mut Vec<u64>,
-        st: &[AtomicU16],
+        st: &Cells,
     ) -> Result<u16, GenError> {
         // A conversion code from the generator: 3 when a capture or promotion wins.
         let conversion = self.conversion(slot);
@@ -717,7 +757,7 @@ impl Run<'_, '_> {
 
     /// The first state of a win whose conversions are known not to win: 1 if a pawn's
     /// step leads into a loss, [`CURSED_LEAF`] if only into a blessed one, else open.
-    fn win_by_step(&self, pos: &Position, st: &[AtomicU16]) -> Result<u16, GenError> {
+    fn win_by_step(&self, pos: &Position, st: &Cells) -> Result<u16, GenError> {
         let mut best = WIN_OPEN;
         let mut error = None;
         pos.for_each_legal_pawn_step(|m| match self.leaf_category(pos, &m, st) {
@@ -791,7 +831,7 @@ impl Run<'_, '_> {
     }
 
     /// A flag a chunk of [`CHUNK`] slots: whether it holds a win [`Run::win_above`] `d`.
-    fn open_wins(&self, st: &[AtomicU16], d: u32, advance: Option<u32>) -> Vec<AtomicBool> {
+    fn open_wins(&self, st: &Cells, d: u32, advance: Option<u32>) -> Vec<AtomicBool> {
         chunk_flags(st, |s, v| self.win_above(s, v, d, advance))
     }
 
@@ -801,7 +841,7 @@ impl Run<'_, '_> {
     fn pull_wins(
         &self,
         d: u32,
-        st: &[AtomicU16],
+        st: &Cells,
         marks: &[Marks],
         flags: &[AtomicBool],
         advance: Option<u32>,
@@ -835,7 +875,7 @@ impl Run<'_, '_> {
     #[allow(clippy::too_many_arguments)]
     fn pull_chunks(
         &self,
-        st: &[AtomicU16],
+        st: &Cells,
         marks: &[Marks],
         flags: &[AtomicBool],
         candidate: impl Fn(u64, u16) -> bool + Sync,
@@ -855,7 +895,7 @@ impl Run<'_, '_> {
                 let mut counts = Counts::default();
                 let mut still_open = false;
                 for slot in lo..hi {
-                    let old = st[slot as usize].load(Ordering::Relaxed);
+                    let old = st.load(slot as usize);
                     if !candidate(slot, old) {
                         continue;
                     }
@@ -863,7 +903,7 @@ impl Run<'_, '_> {
                     match decide(slot, decoder) {
                         Ok(None) => still_open = true,
                         Ok(Some(new)) => {
-                            st[slot as usize].store(new, Ordering::Relaxed);
+                            st.store(slot as usize, new);
                             mark(marks, slot, u32::from(new));
                             self.max.fetch_max(u32::from(new), Ordering::Relaxed);
                             tally(old, new, &mut counts);
@@ -885,13 +925,13 @@ impl Run<'_, '_> {
         &self,
         slot: u64,
         d: u32,
-        st: &[AtomicU16],
+        st: &Cells,
         decoder: &mut Decoder,
     ) -> Result<bool, GenError> {
         let mut found = false;
         self.for_each_quiet_child(slot, decoder, |k| {
             found = matches!(wdl_at(self.wdl, k), W_LOSS | W_MATED)
-                && u32::from(st[k as usize].load(Ordering::Relaxed)) <= d;
+                && u32::from(st.load(k as usize)) <= d;
             !found
         })?;
         Ok(found)
@@ -904,7 +944,7 @@ impl Run<'_, '_> {
     }
 
     /// A flag a chunk of [`CHUNK`] slots: whether it holds a loss still open.
-    fn open_losses(&self, st: &[AtomicU16]) -> Vec<AtomicBool> {
+    fn open_losses(&self, st: &Cells) -> Vec<AtomicBool> {
         chunk_flags(st, |s, v| self.is_open_loss(s, v))
     }
 
@@ -913,7 +953,7 @@ impl Run<'_, '_> {
     /// flagged ([`Run::open_losses`]) are read whole: a flag a chunk rather than a bit a
     /// slot keeps the pull's memory off the table's peak, and reading the states costs
     /// little (0.78 s over every pass of KRRvKR).
-    fn pull(&self, d: u32, st: &[AtomicU16], marks: &[Marks], open: &[AtomicBool]) {
+    fn pull(&self, d: u32, st: &Cells, marks: &[Marks], open: &[AtomicBool]) {
         self.pull_chunks(
             st,
             marks,
@@ -934,7 +974,7 @@ impl Run<'_, '_> {
         &self,
         slot: u64,
         d: u32,
-        st: &[AtomicU16],
+        st: &Cells,
         decoder: &mut Decoder,
     ) -> Result<Option<u16>, GenError> {
         let mut longest: Option<u16> = None;
@@ -950,7 +990,7 @@ impl Run<'_, '_> {
                     return false;
                 }
             }
-            let v = st[k as usize].load(Ordering::Relaxed);
+            let v = st.load(k as usize);
             if u32::from(v) > d {
                 open = true;
                 return false;
@@ -975,7 +1015,7 @@ impl Run<'_, '_> {
             )));
         };
         let v = u32::from(longest) + 1;
-        let v = if st[slot as usize].load(Ordering::Relaxed) & BLESSED != 0 {
+        let v = if st.load(slot as usize) & BLESSED != 0 {
             v.max(u32::from(CURSED_LEAF))
         } else {
             v
@@ -1042,7 +1082,7 @@ impl Run<'_, '_> {
         &self,
         slot: u64,
         d: u32,
-        st: &[AtomicU16],
+        st: &Cells,
         marks: &[Marks],
         preds: &mut Vec<u64>,
         decoder: &mut Decoder,
@@ -1075,7 +1115,6 @@ impl Run<'_, '_> {
         let lost = wdl_at(self.wdl, slot) != W_WIN;
         for &p in preds.iter() {
             let wp = wdl_at(self.wdl, p);
-            let cell = &st[p as usize];
             if lost {
                 if wp != W_WIN {
                     return g.fail(GenError::Inconsistent(format!(
@@ -1085,8 +1124,8 @@ impl Run<'_, '_> {
                 }
                 // most predecessors already win as fast: a plain load spares the locked
                 // read-modify-write (x86 has no atomic minimum: it is a CAS loop)
-                if cell.load(Ordering::Relaxed) > next as u16 {
-                    let old = cell.fetch_min(next as u16, Ordering::Relaxed);
+                if st.load(p as usize) > next as u16 {
+                    let old = st.fetch_min(p as usize, next as u16);
                     if old > next as u16 {
                         mark(marks, p, next);
                         self.max.fetch_max(next, Ordering::Relaxed);
@@ -1097,7 +1136,7 @@ impl Run<'_, '_> {
                     }
                 }
             } else if wp == W_LOSS {
-                let old = cell.fetch_sub(1, Ordering::Relaxed);
+                let old = st.fetch_sub(p as usize, 1);
                 if old < LOSS_OPEN || old & COUNT == 0 {
                     return g.fail(GenError::Inconsistent(format!(
                         "DTZ: the replies of {} were counted wrong",
@@ -1110,7 +1149,7 @@ impl Run<'_, '_> {
                     } else {
                         next
                     };
-                    cell.store(v as u16, Ordering::Relaxed);
+                    st.store(p as usize, v as u16);
                     mark(marks, p, v);
                     self.max.fetch_max(v, Ordering::Relaxed);
                     counts.closed += 1;
@@ -1155,7 +1194,7 @@ impl Counts {
 }
 
 /// The figures of a DTZ table.
-fn count(g: &Generator<'_>, wdl: &[u8], plies: &[u16], move_rule: MoveRule) -> DtzStats {
+fn count(g: &Generator<'_>, wdl: &[u8], plies: &Cells, move_rule: MoveRule) -> DtzStats {
     let n = g.size();
     let limit = move_rule.plies().unwrap_or(u32::MAX);
     let side = |turn: Color| {
@@ -1165,7 +1204,7 @@ fn count(g: &Generator<'_>, wdl: &[u8], plies: &[u16], move_rule: MoveRule) -> D
             .fold(
                 || (0u32, 0u32, 0u64, 0u64, None::<u64>),
                 |(mut lw, mut ll, mut cw, mut bl, mut lws), s| {
-                    let p = plies[s as usize];
+                    let p = plies.load(s as usize);
                     if p != UNUSED {
                         let p = u32::from(p);
                         if wdl_at(wdl, s) == W_WIN {
@@ -1224,13 +1263,68 @@ mod tests {
     use crate::generate::memory::MemoryTables;
 
     fn dtz_of(tables: &MemoryTables, m: Material, rules: RuleSet, cursed: bool) -> DtzTable {
+        dtz_in(DTZ_ALPHABET, tables, m, rules, cursed)
+    }
+
+    fn dtz_in(
+        alphabet: Alphabet,
+        tables: &MemoryTables,
+        m: Material,
+        rules: RuleSet,
+        cursed: bool,
+    ) -> DtzTable {
         let g = tables.get(&m).expect("generated");
         let wdl = pack_wdl(&g.codes);
         let leaves = Leaves {
             conversions: Some(&g.conversions),
             cursed_subtables: cursed,
         };
-        generate_dtz(m, rules, &wdl, &leaves, tables, &NoProgress, Vec::new()).expect("DTZ")
+        let buffer = Cells::default();
+        generate_dtz_in(
+            alphabet,
+            m,
+            rules,
+            &wdl,
+            &leaves,
+            tables,
+            &NoProgress,
+            buffer,
+        )
+        .expect("DTZ")
+    }
+
+    /// The DTZ state is a byte a slot with the rest spilled to a map: the plies are the
+    /// same whatever the byte holds. Here it holds plies below 3 and open losses of up to
+    /// 2 replies only, so that most states go through the map (by pawn advance too).
+    #[test]
+    fn dtz_is_the_same_when_most_states_spill() {
+        let base = RuleSet::default();
+        let rules = RuleSet {
+            move_rule: MoveRule::Seventy,
+            ..base
+        };
+        let narrow = Alphabet::new(
+            3,
+            &[
+                (NONE, 1),
+                (WIN_OPEN, 1),
+                (LOSS_OPEN, 3),
+                (LOSS_OPEN | BLESSED, 3),
+            ],
+        );
+        let mut tables = MemoryTables::new(base);
+        for name in ["KPvKP", "KQvKQ"] {
+            let m = name.parse::<Material>().expect("material").normalized();
+            tables.generate(m).expect("generated");
+            for by_advance in [false, m.has_pawns()] {
+                let wide = dtz_of(&tables, m, rules, by_advance);
+                let spilled = dtz_in(narrow.clone(), &tables, m, rules, by_advance);
+                assert!(spilled.plies.spilled() > 1000, "{name}");
+                assert!(wide.plies == spilled.plies, "{name}: the plies differ");
+                assert_eq!(wide.zeroing_wins, spilled.zeroing_wins, "{name}");
+                assert_eq!(wide.stats, spilled.stats, "{name}");
+            }
+        }
     }
 
     /// A sub-table with cursed values sends a pawn table under the move rule through the
@@ -1251,7 +1345,7 @@ mod tests {
             let one = dtz_of(&tables, m, rules, false);
             let staged = dtz_of(&tables, m, rules, true);
             assert_eq!(one.rounds, 1, "{name}");
-            let decided = one.plies.iter().filter(|&&p| p != NONE).count();
+            let decided = one.plies.to_vec().iter().filter(|&&p| p != NONE).count();
             assert!(decided > 1000, "{name}: {decided} decided");
             assert!(one.plies == staged.plies, "{name}: the plies differ");
             assert_eq!(one.zeroing_wins, staged.zeroing_wins, "{name}");

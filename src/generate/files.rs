@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::budget::{Limits, Needs, check_run, check_table, free_disk_bytes};
 use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl};
-use super::{GenError, Generated, Progress, SubTables, generate};
+use super::{Cells, GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
 use crate::index::{INDEX_SCHEME, TableIndex};
@@ -203,7 +203,7 @@ pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
     };
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
     t.to_file_values();
-    let w = format::write_table_with(&path, &meta, &t.plies[..stored], &options)
+    let w = format::write_table_with(&path, &meta, &format::Head(&t.plies, stored), &options)
         .map_err(|e| GenError::Write(e.to_string()))?;
     Ok(w.file_bytes)
 }
@@ -279,7 +279,7 @@ struct ForDtz {
     wdl_bytes: u64,
     dtm_bytes: u64,
     /// The codes' memory (it holds the WDL file's values), for the DTZ state.
-    buffer: Vec<u16>,
+    buffer: Cells,
     /// The table's WDL packed for the DTZ retrograde ([`pack_wdl`]).
     wdl: Vec<u8>,
 }
@@ -314,7 +314,7 @@ fn write_for_dtz(dir: &Path, g: &mut Generated) -> Result<ForDtz, GenError> {
     let d = format::write_table_with(
         &dtm_path,
         &meta(Metric::Dtm),
-        &g.codes[..stored],
+        &format::Head(&g.codes, stored),
         &dtm_options,
     )
     .map_err(|e| GenError::Write(e.to_string()))?;
@@ -328,8 +328,13 @@ fn write_for_dtz(dir: &Path, g: &mut Generated) -> Result<ForDtz, GenError> {
         zstd_level: WDL_ZSTD_LEVEL,
         ..format::WriteOptions::default()
     };
-    let w = format::write_table_with(&wdl_path, &meta(Metric::Wdl), &wdl[..stored], &wdl_options)
-        .map_err(|e| GenError::Write(e.to_string()))?;
+    let w = format::write_table_with(
+        &wdl_path,
+        &meta(Metric::Wdl),
+        &format::Head(&wdl, stored),
+        &wdl_options,
+    )
+    .map_err(|e| GenError::Write(e.to_string()))?;
     Ok(ForDtz {
         wdl_bytes: w.file_bytes,
         dtm_bytes: d.file_bytes,

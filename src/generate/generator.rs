@@ -1,11 +1,10 @@
 //! The [`Generator`] of one table: its state arrays, the helpers the passes share, and
 //! [`Generator::run`], which runs the seed, the ply passes and the statistics.
 
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
-use rayon::prelude::*;
-
+use super::cells::{Alphabet, Cells};
 use super::state::*;
 use super::{GenError, Generated, Progress, SubTables, stats};
 use crate::board::Board;
@@ -66,7 +65,9 @@ pub struct Generator<'a> {
     pub(super) sub: &'a dyn SubTables,
     pub(super) progress: &'a dyn Progress,
     /// The state of every slot (see the module documentation).
-    pub(super) codes: Vec<AtomicU16>,
+    pub(super) codes: Cells,
+    /// The values [`Generator::codes`] holds in a byte (the others spill).
+    pub(super) alphabet: Alphabet,
     /// Per block of `1 << MARK_SHIFT` slots, bit `d % 64` is set once a slot of the block
     /// has been given a value at distance `d` other than by a ply pass's list (by the seed,
     /// or a loss a conversion lengthens): a ply pass scans only the blocks marked for it.
@@ -108,7 +109,8 @@ impl<'a> Generator<'a> {
             rules,
             sub,
             progress,
-            codes: Vec::new(),
+            codes: Cells::new(0, GEN_ALPHABET, 0),
+            alphabet: GEN_ALPHABET,
             marks: [Vec::new(), Vec::new()],
             word_marks: Vec::new(),
             frontier: [Vec::new(), Vec::new()],
@@ -118,6 +120,14 @@ impl<'a> Generator<'a> {
             max_distance: AtomicU32::new(0),
             error: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Sets the states kept in a byte (the table is the same whatever they are: the
+    /// others spill; tests spill most states with a small alphabet).
+    #[must_use]
+    pub fn alphabet(mut self, alphabet: Alphabet) -> Generator<'a> {
+        self.alphabet = alphabet;
+        self
     }
 
     /// Sets how loss passes find their predecessors (the table is the same either way).
@@ -135,7 +145,7 @@ impl<'a> Generator<'a> {
     /// (for values that no ply pass lists; see [`Generator::list`]).
     #[inline]
     pub(super) fn decide(&self, slot: usize, code: u16) {
-        self.codes[slot].store(code, Ordering::Relaxed);
+        self.codes.store(slot, code);
         let d = distance(code);
         let bit = 1u64 << (d % 64);
         set_bit(&self.marks_for(d)[slot >> MARK_SHIFT], bit);
@@ -277,7 +287,7 @@ impl<'a> Generator<'a> {
     pub fn run(mut self) -> Result<Generated, GenError> {
         let start = Instant::now();
         let total = 2 * self.size();
-        self.codes = zeroed(total as usize);
+        self.codes = Cells::new(total as usize, self.alphabet.clone(), 0);
         let blocks = total.div_ceil(1 << MARK_SHIFT);
         self.marks = [zeroed(blocks as usize), zeroed(blocks as usize)];
         self.word_marks = zeroed(total.div_ceil(64) as usize);
@@ -300,7 +310,9 @@ impl<'a> Generator<'a> {
         if self.progress.cancelled() {
             return Err(GenError::Cancelled);
         }
+        let spilled_by_seed = self.codes.spilled();
         self.retrograde();
+        let spilled = spilled_by_seed.max(self.codes.spilled());
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             return Err(e);
         }
@@ -314,16 +326,8 @@ impl<'a> Generator<'a> {
         self.pull_blocks = Vec::new();
         let conversions = std::mem::take(&mut self.conversions);
         // what is still undecided is a draw
-        let mut codes = std::mem::take(&mut self.codes);
-        codes.par_chunks_mut(CHUNK as usize).for_each(|chunk| {
-            for c in chunk {
-                if is_undecided(*c.get_mut()) {
-                    *c.get_mut() = 0;
-                }
-            }
-        });
-        // in place: the same size and layout
-        let codes: Vec<u16> = codes.into_iter().map(AtomicU16::into_inner).collect();
+        let mut codes = std::mem::replace(&mut self.codes, Cells::new(0, GEN_ALPHABET, 0));
+        codes.map_in_place(CHUNK as usize, |_, c| if is_undecided(c) { 0 } else { c });
         let material = self.index.material();
         let stats = stats::count(&self.index, &codes, self.progress);
         Ok(Generated {
@@ -332,6 +336,7 @@ impl<'a> Generator<'a> {
             codes,
             conversions,
             stats,
+            spilled,
             seconds: start.elapsed().as_secs_f64(),
         })
     }
@@ -339,7 +344,7 @@ impl<'a> Generator<'a> {
 
 /// `n` zeroed atomics (`Default` is zero), on huge pages where the system allows: the ply
 /// passes reach them at random, and 2 MiB pages spare most of the TLB misses.
-fn zeroed<A: Default>(n: usize) -> Vec<A> {
+pub(super) fn zeroed<A: Default>(n: usize) -> Vec<A> {
     let mut v: Vec<A> = Vec::with_capacity(n);
     advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<A>());
     v.resize_with(n, A::default);

@@ -10,7 +10,9 @@
 //!   opponent, and whether the position has a conversion at all (see `open_state`).
 //!
 //! One state a slot keeps the ply passes at one cache miss a predecessor. What is still
-//! undecided at the end is a draw (code 0).
+//! undecided at the end is a draw (code 0). The states are kept a byte a slot
+//! ([`Cells`]): the 254 most common ones ([`GEN_ALPHABET`]) as their own bytes, the rest
+//! (distances past 124 plies, counts past 62) in a map beside the array.
 //!
 //! The passes:
 //! 1. *Seed*: every position is decoded; its quiet moves are counted and its captures and
@@ -51,6 +53,7 @@ use crate::rules::RuleSet;
 use crate::value::Value;
 
 pub mod budget;
+pub mod cells;
 mod decoder;
 pub mod dtz;
 pub mod files;
@@ -64,10 +67,11 @@ mod seed;
 mod state;
 pub mod stats;
 
+pub use cells::{Alphabet, Cells};
 pub use generator::{Generator, LossPasses};
 use state::packed_conversion;
 pub(crate) use state::wdl_values_in_place;
-pub use state::{MAX_DTM, UNUSED, wdl_code};
+pub use state::{GEN_ALPHABET, MAX_DTM, UNUSED, gen_alphabet, wdl_code};
 pub use stats::{Longest, SideStats, TableStats};
 
 /// Where the generator looks up positions after a capture or a promotion.
@@ -165,13 +169,17 @@ impl Progress for NoProgress {}
 pub struct Generated {
     pub material: Material,
     pub rules: RuleSet,
-    /// Codes for White to move (`0..size`), then Black to move (`size..2 * size`).
-    pub codes: Vec<u16>,
+    /// Codes for White to move (`0..size`), then Black to move (`size..2 * size`), a
+    /// byte a slot where they fit (see [`Cells`]).
+    pub codes: Cells,
     /// The result of each slot's best conversion (capture or promotion), for the side to
     /// move, two bits a slot (slot `s` at bits `2 * (s % 4)` of byte `s / 4`): 0 when it
     /// has none (or the slot is unused), else 1 + loss 0 / draw 1 / win 2.
     pub conversions: Vec<u8>,
     pub stats: TableStats,
+    /// Slots whose state did not fit a byte (see [`Cells`]): the more of those left
+    /// after the seed and after the last ply pass.
+    pub spilled: usize,
     pub seconds: f64,
 }
 
@@ -180,7 +188,7 @@ impl Generated {
     #[must_use]
     pub fn value_at(&self, turn: Color, index: u64) -> Option<Value> {
         let n = self.codes.len() as u64 / 2;
-        let code = self.codes[(turn.index() as u64 * n + index) as usize];
+        let code = self.codes.load((turn.index() as u64 * n + index) as usize);
         (code != UNUSED).then(|| Value::from_dtm_code(code))
     }
 
@@ -203,7 +211,7 @@ impl Generated {
     pub fn wdl_file_values(&self) -> Vec<u16> {
         let mut values = self.codes.clone();
         wdl_values_in_place(&mut values, &self.conversions);
-        values
+        values.to_vec()
     }
 }
 

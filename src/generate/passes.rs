@@ -44,6 +44,7 @@ impl Generator<'_> {
             // by the side to move in the losses: whose predecessors are pulled, not pushed
             let size = self.size();
             let skip = |slot: u64| pull[usize::from(slot < size)];
+            let wanted = self.codes.matcher(want);
             self.progress
                 .begin(&format!("{} ply {n}", self.index.material()), total);
             (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(
@@ -87,8 +88,8 @@ impl Generator<'_> {
                                 let hi = (lo + 64).min(stop as usize);
                                 // branch-free: the loads of the word overlap
                                 let mut bits = 0u64;
-                                for (k, c) in self.codes[lo..hi].iter().enumerate() {
-                                    bits |= u64::from(c.load(Ordering::Relaxed) == want) << k;
+                                for (k, i) in (lo..hi).enumerate() {
+                                    bits |= u64::from(wanted.at(i)) << k;
                                 }
                                 while bits != 0 {
                                     found.push((lo + bits.trailing_zeros() as usize) as u64);
@@ -103,10 +104,7 @@ impl Generator<'_> {
                                 while bits != 0 {
                                     let slot = w as u64 * 64 + u64::from(bits.trailing_zeros());
                                     bits &= bits - 1;
-                                    debug_assert_eq!(
-                                        self.codes[slot as usize].load(Ordering::Relaxed),
-                                        want
-                                    );
+                                    debug_assert_eq!(self.codes.load(slot as usize), want);
                                     found.push(slot);
                                 }
                             }
@@ -299,18 +297,16 @@ impl Generator<'_> {
             // compare-exchange would wait for each in turn.
             let mut seen = [0u16; 64];
             for (k, &p) in preds.iter().enumerate().take(seen.len()) {
-                seen[k] = self.codes[p as usize].load(Ordering::Relaxed);
+                seen[k] = self.codes.load(p as usize);
             }
             for (k, &p) in preds.iter().enumerate() {
-                let cell = &self.codes[p as usize];
                 let mut cur = seen
                     .get(k)
                     .copied()
-                    .unwrap_or_else(|| cell.load(Ordering::Relaxed));
+                    .unwrap_or_else(|| self.codes.load(p as usize));
                 // exactly one thread decides it, and lists it for the next ply
                 while may_win_at(cur, win) {
-                    match cell.compare_exchange_weak(cur, win, Ordering::Relaxed, Ordering::Relaxed)
-                    {
+                    match self.codes.compare_exchange(p as usize, cur, win) {
                         Ok(_) => {
                             self.list(p, n + 1);
                             break;
@@ -325,21 +321,20 @@ impl Generator<'_> {
             // loads first, as above)
             let mut open = [false; 64];
             for (k, &p) in preds.iter().enumerate().take(open.len()) {
-                open[k] = is_open(self.codes[p as usize].load(Ordering::Relaxed));
+                open[k] = is_open(self.codes.load(p as usize));
             }
             for (k, &p) in preds.iter().enumerate() {
-                let cell = &self.codes[p as usize];
                 // In a pass of wins a state leaves "open" only when the thread that counts
                 // its last successor settles it, and this successor is not counted yet:
                 // an open state seen here is still open.
                 let is_open_now = open
                     .get(k)
                     .copied()
-                    .unwrap_or_else(|| is_open(cell.load(Ordering::Relaxed)));
+                    .unwrap_or_else(|| is_open(self.codes.load(p as usize)));
                 if !is_open_now {
                     continue;
                 }
-                let old = cell.fetch_sub(2, Ordering::AcqRel);
+                let old = self.codes.fetch_sub(p as usize, 2);
                 debug_assert!(is_open(old) && old >= open_state(1, false), "state {old}");
                 if old >> 1 == open_state(1, false) >> 1 {
                     self.settle_loss(p, n, old & 1 == 1, moves);
@@ -392,7 +387,7 @@ impl Generator<'_> {
             return self.fail(GenError::TooLong(self.index.material()));
         }
         if loss == n + 1 {
-            self.codes[slot as usize].store(code_of(Value::Loss(loss)), Ordering::Relaxed);
+            self.codes.store(slot as usize, code_of(Value::Loss(loss)));
             self.list(slot, loss);
         } else {
             self.decide(slot as usize, code_of(Value::Loss(loss)));
@@ -433,7 +428,7 @@ impl Generator<'_> {
                         || pos.play_unchecked(m),
                     )
                     .expect("a successor has an index");
-                let code = self.codes[k as usize].load(Ordering::Relaxed);
+                let code = self.codes.load(k as usize);
                 assert!(is_decided(code), "{pos:?}: {m} undecided");
                 let v = Value::from_dtm_code(code);
                 quiet_at_n |= v == Value::Win(n);

@@ -82,10 +82,7 @@ impl Generator<'_> {
                 .filter(|&b| sampled(b) && keep(b))
                 .map(|b| {
                     let r = block_slots(b, &slots);
-                    self.codes[r.start as usize..r.end as usize]
-                        .iter()
-                        .filter(|c| f(c.load(Ordering::Relaxed)))
-                        .count() as u64
+                    self.codes.count_in(r.start as usize..r.end as usize, f)
                 })
                 .sum::<u64>()
         };
@@ -132,8 +129,7 @@ impl Generator<'_> {
                     let r = block_slots(b, &slots);
                     let mut open = false;
                     for slot in r.clone() {
-                        let cell = &self.codes[slot as usize];
-                        if !may_win_at(cell.load(Ordering::Relaxed), win) {
+                        if !may_win_at(self.codes.load(slot as usize), win) {
                             continue;
                         }
                         let i = slot - slots.start;
@@ -146,7 +142,7 @@ impl Generator<'_> {
                             Ok(false) => open = true,
                             Ok(true) => {
                                 // this thread alone writes the slots of its blocks
-                                cell.store(win, Ordering::Relaxed);
+                                self.codes.store(slot as usize, win);
                                 self.list(slot, n + 1);
                                 won = true;
                             }
@@ -214,7 +210,7 @@ impl Generator<'_> {
                     after.move_piece(turn, role, from, to, role);
                     Position::placement(after, !turn)
                 })?;
-                if self.codes[k as usize].load(Ordering::Relaxed) == loss {
+                if self.codes.load(k as usize) == loss {
                     return Ok(true);
                 }
             }

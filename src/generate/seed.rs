@@ -83,7 +83,7 @@ impl Generator<'_> {
     ) -> (Option<u32>, Option<Value>) {
         let s = slot as usize;
         let Some(pos) = pos else {
-            self.codes[s].store(UNUSED, Ordering::Relaxed);
+            self.codes.store(s, UNUSED);
             return (None, None);
         };
         // Quiet successors are counted as distinct indices; only where two moves may reach
@@ -130,7 +130,7 @@ impl Generator<'_> {
                 self.decide(s, code_of(v));
                 return (v.dtm(), None);
             }
-            self.codes[s].store(SAVED, Ordering::Relaxed);
+            self.codes.store(s, SAVED);
             return (None, None);
         }
         match best_conversion {
@@ -143,7 +143,7 @@ impl Generator<'_> {
                 (Some(d), best_conversion)
             }
             Some(Value::Draw) => {
-                self.codes[s].store(SAVED, Ordering::Relaxed);
+                self.codes.store(s, SAVED);
                 (None, best_conversion)
             }
             loss => {
@@ -164,7 +164,7 @@ impl Generator<'_> {
                     (None, None)
                 } else {
                     let state = open_state(quiet as u16, best_conversion.is_some());
-                    self.codes[s].store(state, Ordering::Relaxed);
+                    self.codes.store(s, state);
                     (None, best_conversion)
                 }
             }

@@ -4,7 +4,21 @@
 
 use rayon::prelude::*;
 
+use super::cells::{Alphabet, Cells};
 use crate::value::{Value, Wdl};
+
+/// The states a generator keeps in a byte: decided codes up to 125 (distances up to 124
+/// plies), [`UNUSED`], [`SAVED`], and the open states of up to 62 quiet successors. Any
+/// other state (a longer distance, a larger count) is spilled (see [`Cells`]).
+pub const GEN_ALPHABET: Alphabet = gen_alphabet(126, 62);
+
+/// An alphabet of generator states: the decided codes below `codes`, [`UNUSED`],
+/// [`SAVED`] and the open states of up to `counts` quiet successors (at most 254 values
+/// in all).
+#[must_use]
+pub const fn gen_alphabet(codes: u16, counts: u16) -> Alphabet {
+    Alphabet::new(codes, &[(UNUSED, 1), (SAVED, 1), (OPEN, 2 * (counts + 1))])
+}
 
 /// The code of an index that names no legal, canonical position.
 pub const UNUSED: u16 = u16::MAX;
@@ -37,29 +51,29 @@ pub(super) const fn open_state(count: u16, has_conversion: bool) -> u16 {
 
 /// Turns DTM codes into the values of the WDL file in place (see
 /// [`Generated::wdl_file_values`]; `conversions` as [`Generated::conversions`]).
-pub(crate) fn wdl_values_in_place(codes: &mut [u16], conversions: &[u8]) {
+pub(crate) fn wdl_values_in_place(codes: &mut Cells, conversions: &[u8]) {
     // Runs restart every 2^20 slots (a WDL block), so the chunks go in parallel. Each
     // value needs its own code and the value before it, so one pass rewrites them.
     const CHUNK: usize = 1 << 20;
-    codes
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(k, chunk)| {
+    let codes = &*codes;
+    (0..codes.len().div_ceil(CHUNK))
+        .into_par_iter()
+        .for_each(|k| {
             let mut prev = 0u16;
-            for (j, v) in chunk.iter_mut().enumerate() {
-                let s = k * CHUNK + j;
-                let c = *v;
+            for s in k * CHUNK..((k + 1) * CHUNK).min(codes.len()) {
+                let c = codes.load(s);
                 if c == UNUSED {
                     continue;
                 }
                 let exact = wdl_code(Value::from_dtm_code(c).wdl());
                 let conversion = packed_conversion(conversions, s);
-                *v = if conversion != 0 && u16::from(conversion - 1) == exact {
+                let v = if conversion != 0 && u16::from(conversion - 1) == exact {
                     prev.min(exact)
                 } else {
                     exact
                 };
-                prev = *v;
+                codes.store(s, v);
+                prev = v;
             }
         });
 }

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{Progress, UNUSED};
+use super::{Cells, Progress, UNUSED};
 use crate::color::Color;
 use crate::fen::Fen;
 use crate::index::TableIndex;
@@ -60,7 +60,7 @@ fn mirror_multiplicity(index: &TableIndex, i: u64) -> u64 {
 }
 
 /// Counts the figures of a finished table.
-pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) -> TableStats {
+pub(crate) fn count(index: &TableIndex, codes: &Cells, progress: &dyn Progress) -> TableStats {
     let n = index.size();
     // slots per shah pair, and the placements the board of an index that is no mirror
     // image stands for (the symmetries of the index)
@@ -82,7 +82,7 @@ pub(crate) fn count(index: &TableIndex, codes: &[u16], progress: &dyn Progress) 
                     let end = ((run / rest + 1) * rest).min(hi);
                     let mirror = index.may_be_mirror(run);
                     for i in run..end {
-                        let code = codes[(base + i) as usize];
+                        let code = codes.load((base + i) as usize);
                         if code == UNUSED {
                             continue;
                         }
