@@ -14,19 +14,20 @@ use crate::material::Material;
 use crate::probe::table_path;
 use crate::rules::RuleSet;
 
-/// Bytes a slot of a table without pawns, at the peak of its generation: the 16-bit
-/// state, two bits of conversion code, two frontier bits, the marks and the passes'
-/// lists. Fitted to the peak resident memory of `generate --no-deps` on KRvKQ (3.8 M
-/// slots, 57.6 MiB) and KNNvKR (119 M slots, 438 MiB), with [`BASE_BYTES`]; measured
-/// again on KRQvKR (242 M slots, 2 threads): 840 MiB, estimated 922 MiB.
-const BYTES_PER_SLOT: f64 = 3.26;
+/// Bytes a slot of a table without pawns, at the peak of its generation: the state (a
+/// byte, and the few values spilled beside it), two bits of conversion code, two
+/// frontier bits, the marks and the passes' lists. Against the peak resident memory of
+/// `generate` with 2 threads (WDL, DTM and DTZ; estimates with 2 threads): KRvKQ (3.8 M
+/// slots) 66.2 MiB for 72 estimated, KNNvKR (119 M) 300 MiB for 366, KRQvKR (242 M)
+/// 493 MiB for 654, KQBvKB (242 M, 0.3 % of its slots spilled) 605 MiB for 654, KRRvKRR
+/// (3.76 G) 5.91 GiB for 8.7 GiB.
+const BYTES_PER_SLOT: f64 = 2.0;
 
-/// Bytes a slot of a table with pawns: from the peak the README reports for the largest
-/// 5-man tables with a pawn (about 3.9 GB for 710 M slots), the other terms of
-/// [`memory_bytes`] taken off. It overestimates the 4-man pawn table KNvKP by a third
-/// (101 MB for 77 MB measured) and KRPvKR (710 M slots, 2 threads) by half (3.8 GiB for
-/// 2.48 GiB measured): the safe side for a scheduler.
-const BYTES_PER_SLOT_PAWNS: f64 = 4.5;
+/// Bytes a slot of a table with pawns (their promotions read large sub-tables through
+/// the block cache, counted apart). Measured with 2 threads: KRPvKR (710 M slots)
+/// 1.27 GiB and KBPvKB (710 M) 1.51 GiB for 2.5 GiB estimated, KQPvKP (533 M) 1.26 GiB
+/// for 3.4 GiB.
+const BYTES_PER_SLOT_PAWNS: f64 = 2.5;
 
 /// A sub-table of at most this many slots is read whole into memory (two bytes a slot,
 /// or one) while a table that captures into it is generated: every 4-man table.
