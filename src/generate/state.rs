@@ -1,6 +1,7 @@
-//! The 16-bit state of a position while its table is generated (see the module
-//! documentation of `generate`): decided codes, the open counts, and the WDL and
-//! conversion codes written into files.
+//! The state of a position while its table is generated (see the module documentation
+//! of `generate`): decided codes, the open counts, and the WDL and conversion codes
+//! written into files. They are 16-bit values, kept a byte a slot by [`Cells`] under
+//! [`GEN_ALPHABET`].
 
 use rayon::prelude::*;
 
