@@ -188,6 +188,17 @@ fn generator_equals_naive_solver_with_a_pawn_and_stalemate_draw() {
     assert_generator_equals_naive("KBvKP", "stalemate=draw".parse().unwrap());
 }
 
+/// Every table `material` reads, generated in memory.
+fn sub_tables(material: shatranj_tb::Material, rules: RuleSet) -> MemoryTables {
+    let mut sub = MemoryTables::new(rules);
+    for m in material.with_dependencies() {
+        if m != material {
+            sub.generate(m).unwrap();
+        }
+    }
+    sub
+}
+
 /// The two ways of a loss pass give the same table: with pawns, a material that is its
 /// own mirror, and other rule sets. (Every other test generates with the generator's
 /// own choice between them.)
@@ -202,12 +213,7 @@ fn pulled_and_pushed_loss_passes_agree() {
         ),
     ] {
         let material: Material = material.parse().unwrap();
-        let mut sub = MemoryTables::new(rules);
-        for m in material.with_dependencies() {
-            if m != material {
-                sub.generate(m).unwrap();
-            }
-        }
+        let sub = sub_tables(material, rules);
         let run = |how| {
             Generator::new(material, rules, &sub, &NoProgress)
                 .loss_passes(how)
@@ -239,12 +245,7 @@ fn a_table_is_the_same_when_most_states_spill() {
         ),
     ] {
         let material: Material = material.parse().unwrap();
-        let mut sub = MemoryTables::new(rules);
-        for m in material.with_dependencies() {
-            if m != material {
-                sub.generate(m).unwrap();
-            }
-        }
+        let sub = sub_tables(material, rules);
         let wide = Generator::new(material, rules, &sub, &NoProgress)
             .run()
             .unwrap();
