@@ -19,7 +19,7 @@ use crate::rules::RuleSet;
 /// frontier bits, the marks and the passes' lists. Against the peak resident memory of
 /// `generate` with 2 threads (WDL, DTM and DTZ; estimates with 2 threads): KRvKQ (3.8 M
 /// slots) 66.2 MiB for 72 estimated, KNNvKR (119 M) 300 MiB for 366, KRQvKR (242 M)
-/// 493 MiB for 654, KQBvKB (242 M, 0.3 % of its slots spilled) 605 MiB for 654, KRRvKRR
+/// 474-513 MiB for 654, KQBvKB (242 M, 0.3 % of its slots spilled) 605 MiB for 654, KRRvKRR
 /// (3.76 G) 5.91 GiB for 8.7 GiB.
 const BYTES_PER_SLOT: f64 = 2.0;
 
