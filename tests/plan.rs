@@ -201,3 +201,64 @@ fn a_job_needs_its_sub_tables_and_writes_only_its_own_files() {
     let out = run(&["manifest", "--tables", &format!("{d}/none")]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The files in `dir`, sorted.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_job_under_the_move_rule_needs_every_table_below_it_with_its_dtz_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let seventy = "bare-king=counter,stalemate=loss,move-rule=70";
+    // KQvKP reads KQvKQ, made here without the move rule: its WDL and DTM files serve
+    // both rule sets, its DTZ file only the one it was made under
+    let out = run(&["generate", "KQvKQ", "--tables", d]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let before = names_in(dir.path());
+    let out = run(&[
+        "generate",
+        "KQvKP",
+        "--no-deps",
+        "--tables",
+        d,
+        "--rules",
+        seventy,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("KQvKP reads KQvKQ") && err.contains("DTZ"),
+        "{err}"
+    );
+    assert_eq!(names_in(dir.path()), before, "nothing written: {err}");
+
+    // KPvKP reads KQvKP, which reads KQvKQ: a table further down without its DTZ file
+    // is refused as well (checking the written table probes it), before any work
+    let out = run(&["generate", "KQvKP", "--tables", d, "--rules", seventy]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::remove_file(dir.path().join("KQvKQ.counter-loss-70.tbz")).unwrap();
+    let before = names_in(dir.path());
+    let out = run(&[
+        "generate",
+        "KPvKP",
+        "--no-deps",
+        "--tables",
+        d,
+        "--rules",
+        seventy,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("KPvKP reads KQvKQ") && err.contains("DTZ"),
+        "{err}"
+    );
+    assert_eq!(names_in(dir.path()), before, "nothing written: {err}");
+}

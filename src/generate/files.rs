@@ -479,6 +479,8 @@ fn make_table(
     progress: &dyn Progress,
 ) -> Result<TableOutcome, GenError> {
     let subs = ResidentSubTables::new(tb, m)?;
+    // read before anything is written: a sub-table without its DTZ file fails here
+    let cursed_subtables = cursed_subtables(tb, m)?;
     let mut g = generate(m, rules, &subs, progress)?;
     if progress.cancelled() {
         return Err(GenError::Cancelled);
@@ -491,7 +493,7 @@ fn make_table(
     } = write_for_dtz(dir, &mut g)?;
     let leaves = Leaves {
         conversions: Some(&g.conversions),
-        cursed_subtables: cursed_subtables(tb, m)?,
+        cursed_subtables,
     };
     let mut dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress, buffer)?;
     drop(wdl);
@@ -534,15 +536,27 @@ fn check_written(tb: &Tablebase, m: Material) -> Result<(), GenError> {
     for b in m.to_string().bytes() {
         seed = (seed ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    let report = verify_with(tb, m, Some((WRITE_CHECK_SAMPLE, seed)), &super::NoProgress)
-        .map_err(|e| GenError::Write(format!("reading back {m}: {e}")))?;
+    let remove = || {
+        let (wdl, dtm) = paths(tb.dir(), m, tb.rules());
+        let _ = std::fs::remove_file(wdl);
+        let _ = std::fs::remove_file(dtm);
+        let _ = std::fs::remove_file(table_path(tb.dir(), m, tb.rules(), Metric::Dtz));
+    };
+    // a table that could not be checked is not kept either: a later run would take it
+    // for a checked one
+    let report = match verify_with(tb, m, Some((WRITE_CHECK_SAMPLE, seed)), &super::NoProgress) {
+        Ok(report) => report,
+        Err(e) => {
+            remove();
+            return Err(GenError::Write(format!(
+                "reading back {m} (the files were removed): {e}"
+            )));
+        }
+    };
     if report.mismatch_count == 0 {
         return Ok(());
     }
-    let (wdl, dtm) = paths(tb.dir(), m, tb.rules());
-    let _ = std::fs::remove_file(wdl);
-    let _ = std::fs::remove_file(dtm);
-    let _ = std::fs::remove_file(table_path(tb.dir(), m, tb.rules(), Metric::Dtz));
+    remove();
     Err(GenError::Inconsistent(format!(
         "{m}: {} of {} positions checked after writing disagree with their children \
          (the files were removed), e.g. {}",
@@ -590,19 +604,7 @@ pub fn generate_one_within(
     if !tb.has_table(m) {
         check_table(&Needs::of(m), limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
     }
-    for sub in super::plan::reads(m) {
-        if !tb.has_table(sub) {
-            return Err(GenError::SubTable(format!(
-                "{m} reads {sub}, which is not in {} (rules {rules}): generate it first",
-                dir.display()
-            )));
-        }
-        tb.check_files(sub).map_err(|e| {
-            GenError::SubTable(format!(
-                "{m} reads {sub}, whose files do not check out: {e}"
-            ))
-        })?;
-    }
+    check_sub_tables(dir, &tb, m)?;
     remove_own_temporaries(dir, m, rules);
     if table_checks_out(&tb, m) {
         return Ok(TableOutcome::Kept(m));
@@ -610,6 +612,41 @@ pub fn generate_one_within(
     progress.table(m, 1, 1, 0, 2 * TableIndex::new(m).size());
     check_table(&Needs::of(m), limits, free_disk_bytes(dir)).map_err(GenError::Refused)?;
     make_table(dir, &mut tb, m, rules, progress)
+}
+
+/// Checks, before a job starts, that the tables `m` reads are in `dir`: each one it reads
+/// directly, with its files intact; under the move rule also every table below those, each
+/// with its DTZ file, since the DTZ retrograde reads the cursed values of the tables it
+/// reads and the check after writing probes the DTZ of their positions (whose wins look at
+/// their own zeroing moves, and so on down). A missing one is named; nothing is written.
+fn check_sub_tables(dir: &Path, tb: &Tablebase, m: Material) -> Result<(), GenError> {
+    let rules = tb.rules();
+    let direct = super::plan::reads(m);
+    let below = m.with_dependencies();
+    let deeper = below.iter().filter(|s| **s != m && !direct.contains(s));
+    for &sub in direct.iter().chain(deeper) {
+        if !tb.has_table(sub) {
+            return Err(GenError::SubTable(format!(
+                "{m} reads {sub}, which is not in {} (rules {rules}): generate it first",
+                dir.display()
+            )));
+        }
+        if rules.move_rule != MoveRule::None && !tb.has_dtz_file(sub) {
+            return Err(GenError::SubTable(format!(
+                "{m} reads {sub}, whose DTZ file for rules {rules} is not in {}: \
+                 generate it first (`shatranj-tb generate {sub} --rules {rules}`)",
+                dir.display()
+            )));
+        }
+        if direct.contains(&sub) {
+            tb.check_files(sub).map_err(|e| {
+                GenError::SubTable(format!(
+                    "{m} reads {sub}, whose files do not check out: {e}"
+                ))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Removes the temporaries of `material`'s files (`.NAME.tmp.PID.N`) that this process
