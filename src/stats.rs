@@ -92,6 +92,16 @@ pub struct DtzStats {
     pub move_rule: String,
     pub white: DtzSideStats,
     pub black: DtzSideStats,
+    /// The side to move (`white` or `black`) whose values the file holds, when it holds
+    /// one side of a table that is not its own mirror (a probe of the other side looks
+    /// one move ahead); absent when it holds both, or the table is its own mirror.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_stored: Option<String>,
+    /// Whether a file of one side to move leaves out that side's wins by a zeroing move
+    /// (1 ply, which a probe then finds by looking at those moves), as a file of both
+    /// sides always does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zeroing_wins_left_out: bool,
 }
 
 impl DtzStats {
@@ -111,6 +121,11 @@ impl DtzStats {
             move_rule: self.move_rule.clone(),
             white: self.black.clone(),
             black: self.white.clone(),
+            side_stored: self
+                .side_stored
+                .as_deref()
+                .map(|s| if s == "white" { "black" } else { "white" }.to_string()),
+            zeroing_wins_left_out: self.zeroing_wins_left_out,
         }
     }
 

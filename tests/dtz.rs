@@ -297,13 +297,15 @@ fn dtz_of_kbvkp_under_the_move_rule_is_the_same() {
 }
 
 /// The longest DTZ of each side of every 4-man table, as its file's figures say, against
-/// a scan of the file's values, each taken as a win or a loss by the DTM file.
+/// a scan of every position: the file's values on the side to move it holds (each taken
+/// as a win or a loss by the DTM file), the probe's answers (one move ahead) on the other.
 #[test]
 fn longest_dtz_figures_agree_with_a_scan_of_every_4_man_table() {
     let dir = support_tables::default_tables();
     let tb = Tablebase::open(dir, RuleSet::default()).unwrap();
     let materials = tb.materials();
     assert!(materials.len() >= 15, "{} tables", materials.len());
+    let mut one_side = 0;
     for m in materials {
         let stats = tb.dtz_stats(m).unwrap();
         let codes = tb.read_dtm_codes(m).unwrap();
@@ -311,41 +313,72 @@ fn longest_dtz_figures_agree_with_a_scan_of_every_4_man_table() {
             .unwrap()
             .read_all()
             .unwrap();
-        assert_eq!(codes.len(), plies.len());
-        let half = codes.len() / if m.is_symmetric() { 1 } else { 2 };
-        for turn in [Color::White, Color::Black] {
-            // a symmetric material stores White to move, which Black's figures mirror
-            let range = match (turn, m.is_symmetric()) {
-                (Color::Black, false) => half..2 * half,
-                _ => 0..half,
-            };
-            let index = shatranj_tb::index::TableIndex::new(m);
-            let stored_turn = if m.is_symmetric() { Color::White } else { turn };
-            let (mut lw, mut ll) = (0, 0);
-            for s in range {
-                // unused slots hold whatever compressed best: only positions count
-                let i = s as u64 % index.size();
-                let legal = index.decode(i).is_some_and(|b| {
-                    Position::from_board(b, stored_turn).is_ok() && index.encode(&b) == Some(i)
-                });
-                let c = codes[s];
-                if !legal || c == 0 {
-                    continue;
-                }
-                let p = u32::from(plies[s]);
-                match Value::from_dtm_code(c) {
-                    // a win by a zeroing move holds any value in the file (the probe
-                    // finds its 1 ply), never less than 1: a value above the longest so
-                    // far is asked of the probe
-                    Value::Win(_) if p > lw => {
-                        let board = index.decode(i).unwrap();
-                        let pos = Position::from_board(board, stored_turn).unwrap();
-                        lw = lw.max(tb.dtz(&pos).unwrap().plies);
-                    }
-                    Value::Win(_) => {}
-                    _ => ll = ll.max(p),
-                }
+        let index = shatranj_tb::index::TableIndex::new(m);
+        let size = index.size() as usize;
+        // a table that is its own mirror keeps White to move (Black's figures mirror it);
+        // any other keeps the side its figures name
+        // a file of both sides, or of one that says so, leaves out the wins by a zeroing
+        // move
+        let left_out = m.is_symmetric() || stats.zeroing_wins_left_out;
+        let stored = if m.is_symmetric() {
+            Some(Color::White)
+        } else {
+            one_side += 1;
+            match stats.side_stored.as_deref() {
+                Some("white") => Some(Color::White),
+                Some("black") => Some(Color::Black),
+                other => panic!("{m}: side stored {other:?}"),
             }
+        };
+        assert_eq!(plies.len(), size, "{m}: one side to move");
+        for turn in [Color::White, Color::Black] {
+            let stored_turn = if m.is_symmetric() { Color::White } else { turn };
+            let legal = |i: usize| {
+                index.decode(i as u64).and_then(|b| {
+                    let pos = Position::from_board(b, stored_turn).ok()?;
+                    (index.encode(&b) == Some(i as u64)).then_some(pos)
+                })
+            };
+            let (lw, ll) = if stored == Some(stored_turn) {
+                let base = stored_turn.index() * size;
+                let (mut lw, mut ll) = (0, 0);
+                for i in 0..size {
+                    let c = codes[base + i];
+                    // unused slots hold whatever compressed best: only positions count
+                    if c == 0 || legal(i).is_none() {
+                        continue;
+                    }
+                    let p = plies[i];
+                    match (Value::from_dtm_code(c), left_out) {
+                        // a win by a zeroing move left out holds any value, never less
+                        // than 1: a value above the longest so far is asked of the probe
+                        (Value::Win(_), true) if u32::from(p) > lw => {
+                            lw = lw.max(tb.dtz(&legal(i).unwrap()).unwrap().plies);
+                        }
+                        (Value::Win(_), true) => {}
+                        // a file of one side holds every win, by a zeroing move too
+                        (Value::Win(_), false) => {
+                            assert!(p > 0, "{m} {i}: a win of 0 plies");
+                            lw = lw.max(u32::from(p));
+                        }
+                        (_, _) => ll = ll.max(u32::from(p)),
+                    }
+                }
+                (lw, ll)
+            } else {
+                (0..size)
+                    .into_par_iter()
+                    .filter_map(legal)
+                    .map(|pos| {
+                        let d = tb.dtz(&pos).unwrap();
+                        match d.category.wdl() {
+                            Wdl::Win => (d.plies, 0),
+                            Wdl::Loss => (0, d.plies),
+                            Wdl::Draw => (0, 0),
+                        }
+                    })
+                    .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+            };
             let side = stats.side(turn);
             assert_eq!(
                 (side.longest_win, side.longest_loss),
@@ -355,6 +388,7 @@ fn longest_dtz_figures_agree_with_a_scan_of_every_4_man_table() {
             assert_eq!(side.cursed_wins + side.blessed_losses, 0, "{m}");
         }
     }
+    assert!(one_side >= 10, "{one_side} tables of one side to move");
 }
 
 /// A DTZ is never longer than the DTM of the same position: the end of the game is a

@@ -205,15 +205,51 @@ impl Drop for TempFile {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// `after_sync` runs between the fsync and the verification (tests inject damage there).
-pub(crate) fn write_impl<V: Values + ?Sized>(
+/// Writes to `path` whichever of `candidates` (each its metadata, its values, all of one
+/// length, and a weight in per cent) compresses smaller once its size is weighted, as
+/// [`write_table_with`] writes one; its index in `candidates` and what was written. The
+/// candidates are compared on every [`SAMPLE_EVERY`]-th block (the first of equal ones
+/// wins), so that choosing among `n` costs `n / SAMPLE_EVERY` of compressing one.
+pub fn write_smaller_with(
+    path: &Path,
+    candidates: &[(&TableMeta, &dyn Values, u64)],
+    options: &WriteOptions,
+) -> Result<(usize, WriteStats), FormatError> {
+    let started = Instant::now();
+    let invalid = |what: String| FormatError::InvalidInput {
+        path: path.to_owned(),
+        what,
+    };
+    let mut best: Option<(usize, u64)> = None;
+    for (i, (_, values, weight)) in candidates.iter().enumerate() {
+        let sample = encode(*values, options, SAMPLE_EVERY).map_err(invalid)?;
+        let bytes = weight * sample.blocks.iter().map(|b| b.len() as u64).sum::<u64>();
+        if best.is_none_or(|b| bytes < b.1) {
+            best = Some((i, bytes));
+        }
+    }
+    let Some((i, _)) = best else {
+        return Err(invalid("no values to write".into()));
+    };
+    let (encoded, bytes) = prepare(path, candidates[i].0, candidates[i].1, options)?;
+    let stats = write_prepared(
+        path,
+        candidates[i].1,
+        &encoded,
+        &bytes,
+        started,
+        &|_| Ok(()),
+    )?;
+    Ok((i, stats))
+}
+
+/// Checks the metadata and options, then encodes the values and lays out the file.
+fn prepare<V: Values + ?Sized>(
     path: &Path,
     meta: &TableMeta,
     values: &V,
     options: &WriteOptions,
-    after_sync: &dyn Fn(&Path) -> io::Result<()>,
-) -> Result<WriteStats, FormatError> {
-    let started = Instant::now();
+) -> Result<(Encoded, Prefix), FormatError> {
     let invalid = |what: String| FormatError::InvalidInput {
         path: path.to_owned(),
         what,
@@ -235,10 +271,39 @@ pub(crate) fn write_impl<V: Values + ?Sized>(
         return Err(invalid(format!("zstd level {}", options.zstd_level)));
     }
 
-    let encoded = encode(values, options).map_err(invalid)?;
+    let encoded = encode(values, options, 1).map_err(invalid)?;
     let bytes =
         assemble(meta, values.len() as u64, &encoded).map_err(|e| FormatError::io(path, e))?;
+    Ok((encoded, bytes))
+}
 
+/// `after_sync` runs between the fsync and the verification (tests inject damage there).
+pub(crate) fn write_impl<V: Values + ?Sized>(
+    path: &Path,
+    meta: &TableMeta,
+    values: &V,
+    options: &WriteOptions,
+    after_sync: &dyn Fn(&Path) -> io::Result<()>,
+) -> Result<WriteStats, FormatError> {
+    let started = Instant::now();
+    let (encoded, bytes) = prepare(path, meta, values, options)?;
+    write_prepared(path, values, &encoded, &bytes, started, after_sync)
+}
+
+/// Writes an encoded file to a temporary name, syncs it, reads it back and checks every
+/// value against `values`, then renames it into place.
+fn write_prepared<V: Values + ?Sized>(
+    path: &Path,
+    values: &V,
+    encoded: &Encoded,
+    bytes: &Prefix,
+    started: Instant,
+    after_sync: &dyn Fn(&Path) -> io::Result<()>,
+) -> Result<WriteStats, FormatError> {
+    let invalid = |what: String| FormatError::InvalidInput {
+        path: path.to_owned(),
+        what,
+    };
     let file_name = path
         .file_name()
         .ok_or_else(|| invalid("the path has no file name".into()))?;
@@ -342,7 +407,16 @@ struct Encoded {
 }
 
 /// Remaps values to symbols by frequency, packs and compresses the blocks in parallel.
-fn encode<V: Values + ?Sized>(values: &V, options: &WriteOptions) -> Result<Encoded, String> {
+/// [`write_smaller_with`] compares its candidates on one block in this many.
+pub const SAMPLE_EVERY: usize = 8;
+
+/// Encodes the values, every block (`every` 1) or every `every`-th only (a sample of the
+/// compressed size, not a file).
+fn encode<V: Values + ?Sized>(
+    values: &V,
+    options: &WriteOptions,
+    every: usize,
+) -> Result<Encoded, String> {
     let len = values.len();
     let mut freq = (0..len.div_ceil(1 << 20))
         .into_par_iter()
@@ -387,6 +461,7 @@ fn encode<V: Values + ?Sized>(values: &V, options: &WriteOptions) -> Result<Enco
     let per_block = block_values as usize;
     let blocks = (0..block_count as usize)
         .into_par_iter()
+        .filter(|b| b % every.max(1) == 0)
         .map_init(
             || (compressor(level), Vec::new(), Vec::new()),
             |(c, buf, chunk), b| {
@@ -403,7 +478,7 @@ fn encode<V: Values + ?Sized>(values: &V, options: &WriteOptions) -> Result<Enco
             },
         )
         .collect::<Result<Vec<Vec<u8>>, String>>()?;
-    debug_assert_eq!(blocks.len(), block_count as usize);
+    debug_assert!(every != 1 || blocks.len() == block_count as usize);
     Ok(Encoded {
         symbols,
         bits,
@@ -541,6 +616,44 @@ mod tests {
         }
     }
 
+    /// The smaller of two candidates once weighted is written, with its own metadata,
+    /// and reads back as its values.
+    #[test]
+    fn write_smaller_writes_the_smaller_weighted_candidate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tb");
+        let n = 200_000;
+        // a noisy candidate and one of long runs
+        let mut x = 12345u64;
+        let noisy: Vec<u16> = (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 59) as u16
+            })
+            .collect();
+        let runs: Vec<u16> = (0..n).map(|i| (i / 5000) as u16 % 7).collect();
+        let (mut a, mut b) = (meta(), meta());
+        a.extra = b"{\"a\":1}".to_vec();
+        b.extra = b"{\"b\":1}".to_vec();
+        let options = WriteOptions {
+            block_bytes: 1 << 10,
+            ..WriteOptions::default()
+        };
+        for (weights, want) in [([100, 100], 1), ([1, 10_000], 0)] {
+            let candidates: [(&TableMeta, &dyn Values, u64); 2] =
+                [(&a, &noisy, weights[0]), (&b, &runs, weights[1])];
+            let (i, w) = write_smaller_with(&path, &candidates, &options).unwrap();
+            assert_eq!(i, want, "{weights:?}");
+            let t = TableFile::open(&path).unwrap();
+            assert_eq!(t.meta().extra, candidates[want].0.extra);
+            assert_eq!(w.file_bytes, t.file_len());
+            let expected = if want == 0 { &noisy } else { &runs };
+            assert_eq!(&t.read_all().unwrap(), expected);
+        }
+    }
+
     #[test]
     fn pack_fills_unused_with_neighbours() {
         let mut code = vec![0u16; 1 << 16];
@@ -560,7 +673,7 @@ mod tests {
     #[test]
     fn symbols_are_sorted_by_frequency_then_value() {
         let values = [5, 3, 3, 9, 9, UNUSED, 9, 5];
-        let e = encode(&values, &WriteOptions::default()).unwrap();
+        let e = encode(&values, &WriteOptions::default(), 1).unwrap();
         assert_eq!(e.symbols, [9, 3, 5]);
         assert_eq!(e.bits, 2);
         assert_eq!(e.unused, 1);
@@ -570,7 +683,7 @@ mod tests {
             block_bytes: 1000,
             ..WriteOptions::default()
         };
-        let e = encode(&values, &forced).unwrap();
+        let e = encode(&values, &forced, 1).unwrap();
         assert_eq!((e.bits, e.block_values), (8, 512));
     }
 

@@ -153,8 +153,8 @@ pub struct DtzTable {
     /// draw or an unused slot.
     pub plies: Cells,
     /// One bit a slot: a win in 1 ply by a zeroing move (a capture, a promotion or a pawn
-    /// move into a loss), which a reader finds by looking at those moves: the file leaves
-    /// them out (see [`DtzTable::to_file_values`]).
+    /// move into a loss), which a reader can find by looking at those moves: a file may
+    /// leave them out (see [`DtzTable::to_file_values`] and `files::write_dtz`).
     pub zeroing_wins: Vec<u64>,
     pub stats: DtzStats,
     /// Slots whose plies did not fit a byte at the end (see [`Cells`]).
@@ -166,8 +166,9 @@ pub struct DtzTable {
 }
 
 impl DtzTable {
-    /// Turns the plies into the values of the DTZ file, in place: draws, unused slots and
-    /// wins by a zeroing move become [`UNUSED`], for the writer to fill as compresses best.
+    /// Turns the plies into the values of a DTZ file that leaves out the wins by a
+    /// zeroing move, in place: those become [`UNUSED`] (as draws and unused slots are), for
+    /// the writer to fill as compresses best.
     pub fn to_file_values(&mut self) {
         let zeroing_wins = &self.zeroing_wins;
         self.plies.map_in_place(64 * 1024, |s, p| {
@@ -1244,6 +1245,8 @@ fn count(g: &Generator<'_>, wdl: &[u8], plies: &Cells, move_rule: MoveRule) -> D
         move_rule: move_rule.as_str().to_string(),
         white: side(Color::White),
         black: side(Color::Black),
+        side_stored: None,
+        zeroing_wins_left_out: false,
     }
 }
 

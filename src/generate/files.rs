@@ -179,33 +179,105 @@ pub const DTZ_ZSTD_LEVEL: i32 = 15;
 pub const DTZ_BLOCK_BYTES: usize = 64 << 10;
 
 /// Writes the DTZ file of a table (to a temporary name, synced, read back and checked,
-/// then renamed into place); its size. The plies become the file's values
-/// ([`DtzTable::to_file_values`]) in place: a second copy would double the memory the
-/// table needs.
+/// then renamed into place); its size. A table that is its own mirror keeps White to move,
+/// its plies made the file's values in place ([`DtzTable::to_file_values`]: a second copy
+/// would double the memory the table needs). Any other keeps one side to move, with or
+/// without its wins by a zeroing move, whichever compresses better (its figures say which,
+/// `DtzStats::side_stored` and `zeroing_wins_left_out`): a probe of that side reads the WDL
+/// file and this one, a probe of the other side looks one move ahead. The values are read
+/// through as they are compressed.
 pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
-    let extra = serde_json::to_vec(&t.stats).map_err(|e| GenError::Write(e.to_string()))?;
-    let meta = TableMeta {
-        metric: Metric::Dtz,
-        rules_code: t.rules.code(),
-        material: t.material.to_string(),
-        index_scheme: INDEX_SCHEME,
-        extra,
+    let meta = |side_stored: Option<&str>, left_out: bool| {
+        let stats = DtzStats {
+            side_stored: side_stored.map(str::to_string),
+            zeroing_wins_left_out: left_out,
+            ..t.stats.clone()
+        };
+        serde_json::to_vec(&stats)
+            .map(|extra| TableMeta {
+                metric: Metric::Dtz,
+                rules_code: t.rules.code(),
+                material: t.material.to_string(),
+                index_scheme: INDEX_SCHEME,
+                extra,
+            })
+            .map_err(|e| GenError::Write(e.to_string()))
     };
-    let stored = if t.material.is_symmetric() {
-        t.plies.len() / 2
-    } else {
-        t.plies.len()
-    };
+    let half = t.plies.len() / 2;
     let options = format::WriteOptions {
         zstd_level: DTZ_ZSTD_LEVEL,
         block_bytes: DTZ_BLOCK_BYTES,
         ..format::WriteOptions::default()
     };
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
-    t.to_file_values();
-    let w = format::write_table_with(&path, &meta, &format::Head(&t.plies, stored), &options)
-        .map_err(|e| GenError::Write(e.to_string()))?;
+    let written = if t.material.is_symmetric() {
+        // White to move only (Black to move is the same with the colours swapped), its
+        // wins by a zeroing move left out
+        let meta = meta(None, false)?;
+        t.to_file_values();
+        format::write_table_with(&path, &meta, &format::Head(&t.plies, half), &options)
+    } else {
+        // One side to move, with or without its wins by a zeroing move, whichever
+        // compresses best (a probe of the other side looks one move ahead); without them
+        // only if that saves a quarter: with them, a probe of the side stored reads one
+        // value less, and one of the other side finds a win's plies at once
+        let metas = [
+            meta(Some("white"), false)?,
+            meta(Some("black"), false)?,
+            meta(Some("white"), true)?,
+            meta(Some("black"), true)?,
+        ];
+        let side = |start, left_out: bool| Side {
+            plies: &t.plies,
+            zeroing_wins: left_out.then_some(t.zeroing_wins.as_slice()),
+            start,
+            len: half,
+        };
+        let sides = [
+            side(0, false),
+            side(half, false),
+            side(0, true),
+            side(half, true),
+        ];
+        let candidates: Vec<(&TableMeta, &dyn format::Values, u64)> = metas
+            .iter()
+            .zip(&sides)
+            .map(|(m, s)| {
+                let weight = if s.zeroing_wins.is_some() { 100 } else { 75 };
+                (m, s as &dyn format::Values, weight)
+            })
+            .collect();
+        format::write_smaller_with(&path, &candidates, &options).map(|(_, w)| w)
+    };
+    let w = written.map_err(|e| GenError::Write(e.to_string()))?;
     Ok(w.file_bytes)
+}
+
+/// One side to move of a table's DTZ (`start..start + len` of the slots), as a file holds
+/// it: draws and unused slots [`UNUSED`](format::UNUSED), and so the wins by a zeroing
+/// move if `zeroing_wins` (one bit a slot) is given.
+struct Side<'a> {
+    plies: &'a Cells,
+    zeroing_wins: Option<&'a [u64]>,
+    start: usize,
+    len: usize,
+}
+
+impl format::Values for Side<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        out.clear();
+        out.extend(range.map(|i| {
+            let s = self.start + i;
+            match self.zeroing_wins {
+                Some(z) if z[s / 64] >> (s % 64) & 1 != 0 => format::UNUSED,
+                _ => self.plies.load(s),
+            }
+        }));
+    }
 }
 
 /// Bytes of packed symbols per block of a WDL file.

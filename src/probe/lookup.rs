@@ -10,6 +10,7 @@ use crate::format::{Metric, TableFile};
 use crate::index::TableIndex;
 use crate::material::Material;
 use crate::position::Position;
+use crate::rules::MoveRule;
 use crate::value::{Dtz, Value, Wdl};
 
 /// Whether a lookup may read table files, or answers from memory only.
@@ -165,8 +166,22 @@ impl Tablebase {
         if wdl == Wdl::Draw {
             return Ok(Some(Dtz::from_plies(Wdl::Draw, 0, move_rule)));
         }
-        // A win by a zeroing move is 1 ply, found here, not stored (the file leaves it).
-        if wdl == Wdl::Win {
+        let mut s = s;
+        let one_side = slot.dtz_side.get().copied().flatten();
+        // A file of one side to move holds the decided positions of that side; the other
+        // side's DTZ is that of its best move.
+        if let Some((side, _)) = one_side {
+            let size = slot.index.size();
+            let turn = if s < size { Color::White } else { Color::Black };
+            if turn != side {
+                let holds_all = one_side.is_some_and(|(_, left_out)| !left_out);
+                return self.dtz_by_search(pos, wdl, slot, stored, file, holds_all, access);
+            }
+            s -= turn.index() as u64 * size;
+        }
+        // A file of both sides leaves out a win by a zeroing move (1 ply), found here; a
+        // file of one side may (its figures say).
+        if wdl == Wdl::Win && one_side.is_none_or(|(_, left_out)| left_out) {
             match self.wins_by_zeroing(pos, access)? {
                 Some(true) => return Ok(Some(Dtz::from_plies(Wdl::Win, 1, move_rule))),
                 Some(false) => {}
@@ -176,13 +191,99 @@ impl Tablebase {
         let Some(plies) = Self::code_at(file, s, access)? else {
             return Ok(None);
         };
-        if plies == crate::format::UNUSED {
+        Self::dtz_of_code(file.path(), s, wdl, plies, move_rule).map(Some)
+    }
+
+    /// The DTZ of a decided position (`wdl`) whose DTZ file holds `plies` at index `s`; an
+    /// error naming the file if that is no value.
+    fn dtz_of_code(
+        path: &Path,
+        s: u64,
+        wdl: Wdl,
+        plies: u16,
+        rule: MoveRule,
+    ) -> Result<Dtz, ProbeError> {
+        if plies == crate::format::UNUSED || (wdl == Wdl::Win && plies == 0) {
             return Err(ProbeError::Corrupt {
-                path: file.path().to_path_buf(),
+                path: path.to_path_buf(),
                 message: format!("DTZ code {plies} at index {s} is not a value"),
             });
         }
-        Ok(Some(Dtz::from_plies(wdl, u32::from(plies), move_rule)))
+        Ok(Dtz::from_plies(wdl, u32::from(plies), rule))
+    }
+
+    /// The DTZ of a decided position (`wdl`) on the side to move that its table's DTZ file
+    /// leaves out: the best its moves give (a zeroing move's by its child's category, any
+    /// other's by its child's DTZ, which the file holds); `None` under [`Access::Cached`]
+    /// if a child's answer is not in memory.
+    #[allow(clippy::too_many_arguments)]
+    fn dtz_by_search(
+        &self,
+        pos: &Position,
+        wdl: Wdl,
+        slot: &Slot,
+        stored: Material,
+        dtz_file: &TableFile,
+        holds_all: bool,
+        access: Access,
+    ) -> Result<Option<Dtz>, ProbeError> {
+        let rule = self.rules.move_rule;
+        let material = Material::from_board(pos.board());
+        let Some(wdl_file) = self.file_with(slot, stored, Metric::Wdl, access)? else {
+            return Ok(None);
+        };
+        let size = slot.index.size();
+        let mut best: Option<Dtz> = None;
+        for m in pos.legal_moves().iter() {
+            let zeroing = crate::probe::is_zeroing(m);
+            let child = pos.play_unchecked(m);
+            // A move that does not zero leads to the other side to move of this table,
+            // the one the file holds. After a loss's such move the child wins; a win's
+            // can be best only into a loss. A child's plies are read from the file, unless
+            // it is a win that the file may leave out.
+            let child = if zeroing || (wdl == Wdl::Loss && !holds_all) {
+                self.dtz_with(&child, access)?
+            } else {
+                let s = stored_slot(&slot.index, material, &child)
+                    .expect("a legal position of the table's material has an index");
+                let child_wdl = if wdl == Wdl::Loss {
+                    Wdl::Win
+                } else {
+                    // the file's value, or a better one by a capture or a promotion
+                    match Self::code_at(wdl_file, s, access)? {
+                        None => return Ok(None),
+                        Some(0) => match self.wdl_below_with(&child, Wdl::Draw, access)? {
+                            None => return Ok(None),
+                            Some(Wdl::Loss) => Wdl::Loss,
+                            Some(_) => continue,
+                        },
+                        Some(_) => continue,
+                    }
+                };
+                match Self::code_at(dtz_file, s % size, access)? {
+                    None => None,
+                    Some(plies) => Some(Self::dtz_of_code(
+                        dtz_file.path(),
+                        s % size,
+                        child_wdl,
+                        plies,
+                        rule,
+                    )?),
+                }
+            };
+            let Some(child) = child else {
+                return Ok(None);
+            };
+            let v = crate::probe::dtz_of_move(zeroing, child, rule);
+            if best.is_none_or(|b| v.rank() > b.rank()) {
+                best = Some(v);
+            }
+        }
+        Ok(Some(best.unwrap_or_else(|| {
+            // no move: mated or stalemated
+            let v = Value::of_ended(pos, self.rules).unwrap_or(Value::Draw);
+            Dtz::from_plies(v.wdl(), 0, rule)
+        })))
     }
 
     /// The file of `metric` of a table: opened as needed under [`Access::Read`], `None`

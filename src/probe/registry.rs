@@ -11,6 +11,7 @@ use super::{
     CacheStats, DEFAULT_CACHE_BYTES, DTM_EXT, DTZ_EXT, MAX_MEN, ProbeError, Tablebase, WDL_EXT,
     table_path,
 };
+use crate::color::Color;
 use crate::format::{CacheBudget, Metric, TableFile};
 use crate::index::{INDEX_SCHEME, TableIndex};
 use crate::material::Material;
@@ -25,6 +26,10 @@ pub(super) struct Slot {
     pub(super) wdl: OnceLock<TableFile>,
     pub(super) dtm: OnceLock<TableFile>,
     pub(super) dtz: OnceLock<TableFile>,
+    /// Which side to move the DTZ file holds when it holds one side of a table that is not
+    /// its own mirror, and whether it leaves out that side's wins by a zeroing move
+    /// (`None`: both sides, or the table is its own mirror); set before `dtz`.
+    pub(super) dtz_side: OnceLock<Option<(Color, bool)>>,
     /// Whether the directory held the DTZ file (under the tablebase's move rule) when it
     /// was last listed.
     pub(super) dtz_present: AtomicBool,
@@ -65,6 +70,7 @@ impl Tablebase {
                     wdl: OnceLock::new(),
                     dtm: OnceLock::new(),
                     dtz: OnceLock::new(),
+                    dtz_side: OnceLock::new(),
                     dtz_present: AtomicBool::new(false),
                 };
                 (m, slot)
@@ -283,10 +289,29 @@ impl Tablebase {
                 meta.material
             )));
         }
+        let size = slot.index.size();
+        // A DTZ file of a table that is not its own mirror holds both sides to move, or
+        // one that its figures name.
+        let mut side = None;
         let expected_len = if material.is_symmetric() {
-            slot.index.size()
+            size
+        } else if metric == Metric::Dtz && file.len() == size {
+            let stats: crate::stats::DtzStats = serde_json::from_slice(&meta.extra)
+                .map_err(|e| corrupt(format!("DTZ figures unreadable: {e}")))?;
+            let color = match stats.side_stored.as_deref() {
+                Some("white") => Color::White,
+                Some("black") => Color::Black,
+                other => {
+                    return Err(corrupt(format!(
+                        "{size} values (one side to move) but the side stored is {other:?}, \
+                         not white or black"
+                    )));
+                }
+            };
+            side = Some((color, stats.zeroing_wins_left_out));
+            size
         } else {
-            2 * slot.index.size()
+            2 * size
         };
         if meta.index_scheme != INDEX_SCHEME || file.len() != expected_len {
             return Err(corrupt(format!(
@@ -294,6 +319,9 @@ impl Tablebase {
                 meta.index_scheme,
                 file.len(),
             )));
+        }
+        if metric == Metric::Dtz {
+            let _ = slot.dtz_side.set(side);
         }
         let _ = cell.set(file);
         Ok(cell.get().expect("just set"))
