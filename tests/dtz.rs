@@ -476,3 +476,66 @@ fn verify_finds_one_altered_dtz_value() {
         report.mismatches
     );
 }
+
+/// A DTZ file of both sides to move (as files were written before DTZ files kept one
+/// side) is still read: KRvKQ's values written so, for every position of both sides,
+/// answer as the file of one side does.
+#[test]
+fn a_dtz_file_of_both_sides_is_still_read() {
+    let four = support_tables::default_tables();
+    let dir = tempfile::tempdir().unwrap();
+    let m: Material = "KRvKQ".parse().unwrap();
+    for ext in ["tbw", "tbd", "tbz"] {
+        let name = format!("{m}.counter-loss.{ext}");
+        std::fs::copy(four.join(&name), dir.path().join(&name)).unwrap();
+    }
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let stats = tb.dtz_stats(m).unwrap();
+    assert!(stats.side_stored.is_some(), "{stats:?}");
+    let index = shatranj_tb::index::TableIndex::new(m);
+    let size = index.size();
+    let position = |slot: u64| {
+        let (turn, i) = index.split_slot(slot);
+        let board = index.decode(i)?;
+        let pos = Position::from_board(board, turn).ok()?;
+        (index.encode(&board) == Some(i)).then_some(pos)
+    };
+    let dtz: Vec<Option<Dtz>> = (0..2 * size)
+        .into_par_iter()
+        .map(|s| position(s).map(|pos| tb.dtz(&pos).unwrap()))
+        .collect();
+    let values: Vec<u16> = dtz
+        .iter()
+        .map(|d| match d {
+            Some(d) if d.category != Category::Draw => d.plies as u16,
+            _ => shatranj_tb::format::UNUSED,
+        })
+        .collect();
+    let path = dir.path().join(format!("{m}.counter-loss.tbz"));
+    let mut meta = TableFile::open(&path).unwrap().meta().clone();
+    let both = DtzStats {
+        side_stored: None,
+        zeroing_wins_left_out: false,
+        ..stats
+    };
+    meta.extra = serde_json::to_vec(&both).unwrap();
+    shatranj_tb::format::write_table_with(
+        &path,
+        &meta,
+        &values,
+        &shatranj_tb::format::WriteOptions::default(),
+    )
+    .unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    assert_eq!(tb.dtz_stats(m).unwrap().side_stored, None);
+    let differ = (0..2 * size)
+        .into_par_iter()
+        .filter(|&s| position(s).is_some_and(|pos| Some(tb.dtz(&pos).unwrap()) != dtz[s as usize]))
+        .count();
+    assert_eq!(differ, 0);
+    assert!(
+        dtz.iter()
+            .flatten()
+            .any(|d| d.category == Category::Win && d.plies > 20)
+    );
+}
