@@ -219,7 +219,7 @@ pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
     } else {
         // One side to move, with or without its wins by a zeroing move, whichever
         // compresses best (a probe of the other side looks one move ahead); without them
-        // only if that saves a quarter: with them, a probe of the side stored reads one
+        // only if that saves two fifths: with them, a probe of the side stored reads one
         // value less, and one of the other side finds a win's plies at once
         let metas = [
             meta(Some("white"), false)?,
@@ -243,7 +243,7 @@ pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
             .iter()
             .zip(&sides)
             .map(|(m, s)| {
-                let weight = if s.zeroing_wins.is_some() { 100 } else { 75 };
+                let weight = if s.zeroing_wins.is_some() { 100 } else { 60 };
                 (m, s as &dyn format::Values, weight)
             })
             .collect();

@@ -279,11 +279,27 @@ impl Tablebase {
                 best = Some(v);
             }
         }
-        Ok(Some(best.unwrap_or_else(|| {
+        let best = match best {
+            Some(best) => best,
             // no move: mated or stalemated
-            let v = Value::of_ended(pos, self.rules).unwrap_or(Value::Draw);
-            Dtz::from_plies(v.wdl(), 0, rule)
-        })))
+            None if pos.legal_moves().is_empty() => {
+                let v = Value::of_ended(pos, self.rules).unwrap_or(Value::Draw);
+                Dtz::from_plies(v.wdl(), 0, rule)
+            }
+            // a win with no move into a loss
+            None => Dtz::from_plies(Wdl::Draw, 0, rule),
+        };
+        if best.category.wdl() != wdl {
+            return Err(ProbeError::Corrupt {
+                path: dtz_file.path().to_path_buf(),
+                message: format!(
+                    "the moves of {} give DTZ {best}, but its WDL file says {}",
+                    crate::fen::Fen::from_position(pos),
+                    wdl.as_str()
+                ),
+            });
+        }
+        Ok(Some(best))
     }
 
     /// The file of `metric` of a table: opened as needed under [`Access::Read`], `None`
