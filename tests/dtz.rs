@@ -454,14 +454,7 @@ fn verify_finds_one_altered_dtz_value() {
     drop(file);
     assert_eq!(values[slot as usize], 7);
     values[slot as usize] = 9;
-    shatranj_tb::format::write_table_with(
-        &path,
-        &meta,
-        &values,
-        &shatranj_tb::format::WriteOptions::default(),
-    )
-    .unwrap();
-    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let tb = rewrite(dir.path(), &path, &meta, &values);
     assert_eq!(
         tb.dtz(&pos).unwrap(),
         Dtz::from_plies(Wdl::Win, 9, MoveRule::None)
@@ -519,14 +512,7 @@ fn a_dtz_file_of_both_sides_is_still_read() {
         ..stats
     };
     meta.extra = serde_json::to_vec(&both).unwrap();
-    shatranj_tb::format::write_table_with(
-        &path,
-        &meta,
-        &values,
-        &shatranj_tb::format::WriteOptions::default(),
-    )
-    .unwrap();
-    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let tb = rewrite(dir.path(), &path, &meta, &values);
     assert_eq!(tb.dtz_stats(m).unwrap().side_stored, None);
     let differ = (0..2 * size)
         .into_par_iter()
@@ -538,4 +524,22 @@ fn a_dtz_file_of_both_sides_is_still_read() {
             .flatten()
             .any(|d| d.category == Category::Win && d.plies > 20)
     );
+}
+
+/// Writes `values` as the table file at `path` (in `dir`) and opens the tablebase there
+/// again.
+fn rewrite(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    meta: &shatranj_tb::format::TableMeta,
+    values: &[u16],
+) -> Tablebase {
+    shatranj_tb::format::write_table_with(
+        path,
+        meta,
+        values,
+        &shatranj_tb::format::WriteOptions::default(),
+    )
+    .unwrap();
+    Tablebase::open(dir, RuleSet::default()).unwrap()
 }
