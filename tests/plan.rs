@@ -212,53 +212,43 @@ fn names_in(dir: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// Runs `generate MATERIAL --no-deps` under the move rule in `dir`: it must fail, name
+/// `reads` and a DTZ file, and write nothing.
+fn job_refused_for_a_missing_dtz_file(dir: &std::path::Path, material: &str, reads: &str) {
+    let before = names_in(dir);
+    let d = dir.to_str().unwrap();
+    let out = run(&[
+        "generate",
+        material,
+        "--no-deps",
+        "--tables",
+        d,
+        "--rules",
+        "bare-king=counter,stalemate=loss,move-rule=70",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{material} reads {reads}")) && err.contains("DTZ"),
+        "{err}"
+    );
+    assert_eq!(names_in(dir), before, "nothing written: {err}");
+}
+
 #[test]
 fn a_job_under_the_move_rule_needs_every_table_below_it_with_its_dtz_file() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let seventy = "bare-king=counter,stalemate=loss,move-rule=70";
     // KQvKP reads KQvKQ, made here without the move rule: its WDL and DTM files serve
     // both rule sets, its DTZ file only the one it was made under
     let out = run(&["generate", "KQvKQ", "--tables", d]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let before = names_in(dir.path());
-    let out = run(&[
-        "generate",
-        "KQvKP",
-        "--no-deps",
-        "--tables",
-        d,
-        "--rules",
-        seventy,
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(
-        err.contains("KQvKP reads KQvKQ") && err.contains("DTZ"),
-        "{err}"
-    );
-    assert_eq!(names_in(dir.path()), before, "nothing written: {err}");
-
+    job_refused_for_a_missing_dtz_file(dir.path(), "KQvKP", "KQvKQ");
     // KPvKP reads KQvKP, which reads KQvKQ: a table further down without its DTZ file
     // is refused as well (checking the written table probes it), before any work
+    let seventy = "bare-king=counter,stalemate=loss,move-rule=70";
     let out = run(&["generate", "KQvKP", "--tables", d, "--rules", seventy]);
     assert!(out.status.success(), "{}", stderr(&out));
     std::fs::remove_file(dir.path().join("KQvKQ.counter-loss-70.tbz")).unwrap();
-    let before = names_in(dir.path());
-    let out = run(&[
-        "generate",
-        "KPvKP",
-        "--no-deps",
-        "--tables",
-        d,
-        "--rules",
-        seventy,
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(
-        err.contains("KPvKP reads KQvKQ") && err.contains("DTZ"),
-        "{err}"
-    );
-    assert_eq!(names_in(dir.path()), before, "nothing written: {err}");
+    job_refused_for_a_missing_dtz_file(dir.path(), "KPvKP", "KQvKQ");
 }
