@@ -406,12 +406,12 @@ struct Encoded {
     blocks: Vec<Vec<u8>>,
 }
 
-/// Remaps values to symbols by frequency, packs and compresses the blocks in parallel.
 /// [`write_smaller_with`] compares its candidates on one block in this many.
 pub const SAMPLE_EVERY: usize = 8;
 
-/// Encodes the values, every block (`every` 1) or every `every`-th only (a sample of the
-/// compressed size, not a file).
+/// Remaps values to symbols by frequency, packs and compresses the blocks in parallel:
+/// every block (`every` 1) or every `every`-th only (a sample of the compressed size, not
+/// a file).
 fn encode<V: Values + ?Sized>(
     values: &V,
     options: &WriteOptions,

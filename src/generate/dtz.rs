@@ -154,7 +154,7 @@ pub struct DtzTable {
     pub plies: Cells,
     /// One bit a slot: a win in 1 ply by a zeroing move (a capture, a promotion or a pawn
     /// move into a loss), which a reader can find by looking at those moves: a file may
-    /// leave them out (see [`DtzTable::to_file_values`] and `files::write_dtz`).
+    /// leave them out (see `files::write_dtz`).
     pub zeroing_wins: Vec<u64>,
     pub stats: DtzStats,
     /// Slots whose plies did not fit a byte at the end (see [`Cells`]).
@@ -163,22 +163,6 @@ pub struct DtzTable {
     /// values (the second by pawn advance), otherwise one.
     pub rounds: u32,
     pub seconds: f64,
-}
-
-impl DtzTable {
-    /// Turns the plies into the values of a DTZ file that leaves out the wins by a
-    /// zeroing move, in place: those become [`UNUSED`] (as draws and unused slots are), for
-    /// the writer to fill as compresses best.
-    pub fn to_file_values(&mut self) {
-        let zeroing_wins = &self.zeroing_wins;
-        self.plies.map_in_place(64 * 1024, |s, p| {
-            if zeroing_wins[s / 64] >> (s % 64) & 1 != 0 {
-                UNUSED
-            } else {
-                p
-            }
-        });
-    }
 }
 
 /// How the leaves of captures and promotions are valued.

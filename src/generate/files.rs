@@ -180,13 +180,13 @@ pub const DTZ_BLOCK_BYTES: usize = 64 << 10;
 
 /// Writes the DTZ file of a table (to a temporary name, synced, read back and checked,
 /// then renamed into place); its size. A table that is its own mirror keeps White to move,
-/// its plies made the file's values in place ([`DtzTable::to_file_values`]: a second copy
-/// would double the memory the table needs). Any other keeps one side to move, with or
+/// its wins by a zeroing move left out. Any other keeps one side to move, with or
 /// without its wins by a zeroing move, whichever compresses better (its figures say which,
 /// `DtzStats::side_stored` and `zeroing_wins_left_out`): a probe of that side reads the WDL
 /// file and this one, a probe of the other side looks one move ahead. The values are read
-/// through as they are compressed.
-pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
+/// through as they are compressed ([`Side`]): a copy would double the memory the table
+/// needs.
+pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
     let meta = |side_stored: Option<&str>, left_out: bool| {
         let stats = DtzStats {
             side_stored: side_stored.map(str::to_string),
@@ -210,12 +210,15 @@ pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
         ..format::WriteOptions::default()
     };
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
+    let side = |start, left_out: bool| Side {
+        plies: &t.plies,
+        zeroing_wins: left_out.then_some(t.zeroing_wins.as_slice()),
+        start,
+        len: half,
+    };
     let written = if t.material.is_symmetric() {
-        // White to move only (Black to move is the same with the colours swapped), its
-        // wins by a zeroing move left out
-        let meta = meta(None, false)?;
-        t.to_file_values();
-        format::write_table_with(&path, &meta, &format::Head(&t.plies, half), &options)
+        // White to move only (Black to move is the same with the colours swapped)
+        format::write_table_with(&path, &meta(None, false)?, &side(0, true), &options)
     } else {
         // One side to move, with or without its wins by a zeroing move, whichever
         // compresses best (a probe of the other side looks one move ahead); without them
@@ -227,12 +230,6 @@ pub fn write_dtz(dir: &Path, t: &mut DtzTable) -> Result<u64, GenError> {
             meta(Some("white"), true)?,
             meta(Some("black"), true)?,
         ];
-        let side = |start, left_out: bool| Side {
-            plies: &t.plies,
-            zeroing_wins: left_out.then_some(t.zeroing_wins.as_slice()),
-            start,
-            len: half,
-        };
         let sides = [
             side(0, false),
             side(half, false),
@@ -567,9 +564,9 @@ fn make_table(
         conversions: Some(&g.conversions),
         cursed_subtables,
     };
-    let mut dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress, buffer)?;
+    let dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress, buffer)?;
     drop(wdl);
-    let dtz_bytes = write_dtz(dir, &mut dtz)?;
+    let dtz_bytes = write_dtz(dir, &dtz)?;
     drop(dtz.plies);
     drop(subs);
     // The values are on disk now (writing emptied the codes): keep the summary only, or a

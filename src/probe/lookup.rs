@@ -170,12 +170,11 @@ impl Tablebase {
         let one_side = slot.dtz_side.get().copied().flatten();
         // A file of one side to move holds the decided positions of that side; the other
         // side's DTZ is that of its best move.
-        if let Some((side, _)) = one_side {
+        if let Some((side, left_out)) = one_side {
             let size = slot.index.size();
             let turn = if s < size { Color::White } else { Color::Black };
             if turn != side {
-                let holds_all = one_side.is_some_and(|(_, left_out)| !left_out);
-                return self.dtz_by_search(pos, wdl, slot, stored, file, holds_all, access);
+                return self.dtz_by_search(pos, wdl, slot, stored, file, !left_out, access);
             }
             s -= turn.index() as u64 * size;
         }
@@ -234,7 +233,8 @@ impl Tablebase {
         };
         let size = slot.index.size();
         let mut best: Option<Dtz> = None;
-        for m in pos.legal_moves().iter() {
+        let moves = pos.legal_moves();
+        for m in moves.iter() {
             let zeroing = crate::probe::is_zeroing(m);
             let child = pos.play_unchecked(m);
             // A move that does not zero leads to the other side to move of this table,
@@ -282,7 +282,7 @@ impl Tablebase {
         let best = match best {
             Some(best) => best,
             // no move: mated or stalemated
-            None if pos.legal_moves().is_empty() => {
+            None if moves.is_empty() => {
                 let v = Value::of_ended(pos, self.rules).unwrap_or(Value::Draw);
                 Dtz::from_plies(v.wdl(), 0, rule)
             }
