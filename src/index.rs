@@ -1,7 +1,7 @@
 //! The position index of a table: every position of a material <-> a dense integer.
 //!
-//! Layout (scheme [`INDEX_SCHEME`]): `index = kk * prod(group sizes) + groups`, mixed
-//! radix, where
+//! Layout of scheme 1 (every table without pawns): `index = kk * prod(group sizes) +
+//! groups`, mixed radix, where
 //! - `kk` numbers the placements of the two shahs up to symmetry: without pawns, the
 //!   White shah in the triangle a1-d1-d4 and, when it stands on the a1-h8 diagonal, the
 //!   Black shah on or below that diagonal (462 pairs); with pawns, only the left-right
@@ -9,6 +9,19 @@
 //! - each group of like pieces (one colour and role) is numbered as a combination of
 //!   squares (64 squares, or for pawns the 48 squares of ranks 2-7), White's groups
 //!   first, in the order rook, knight, ferz, alfil, pawn.
+//!
+//! Table files are numbered by scheme 1 ([`INDEX_SCHEME`]). The generator numbers a table
+//! with a lone pawn of one side by scheme 2 ([`TableIndex::for_generation`]), the same but
+//! for one digit, so that the table falls into [slices](TableIndex::slices) that no move
+//! inside the table leaves, each a range of indices: the first lone pawn's place is
+//! split into its *file pair* (files a and h, b and g, c and f, d and e), a digit of four
+//! values before `kk`, the most significant, and its place within the pair (twelve: rank
+//! by rank, the left file first), where scheme 1 has its square among the 48. A pawn keeps
+//! its file pair (it leaves its file only by capturing, which leaves the table, and the
+//! mirror swaps the files of a pair), so a position's slice never changes. The generator
+//! makes one slice at a time, and writes the files in scheme 1
+//! ([`TableIndex::file_index`], [`SplitLayout`]). Tables without a lone pawn are the same
+//! in both schemes.
 //!
 //! Some indices name no legal position (pieces on one square, the side not to move in
 //! check) and, without pawns, some name a mirror image of another index when both shahs
@@ -27,6 +40,91 @@ use crate::square::Square;
 
 /// The index scheme written into table headers.
 pub const INDEX_SCHEME: u32 = 1;
+
+/// Where the pieces of a group may stand, numbered: its *places*.
+#[derive(Debug)]
+struct Places {
+    /// Square -> place, `u8::MAX` where the group may not stand.
+    place_of: [u8; 64],
+    /// Place -> square.
+    square_of: [u8; 64],
+    /// Number of places.
+    count: u32,
+    /// Whether places follow the order of squares (then a group's squares, in the order
+    /// of a bitboard, are its places in order).
+    monotone: bool,
+}
+
+impl Places {
+    /// Places from a map place -> square of `count` places.
+    const fn new(square_of: [u8; 64], count: u32) -> Places {
+        let mut place_of = [u8::MAX; 64];
+        let mut monotone = true;
+        let mut p = 0;
+        while p < count as usize {
+            place_of[square_of[p] as usize] = p as u8;
+            if p > 0 && square_of[p] < square_of[p - 1] {
+                monotone = false;
+            }
+            p += 1;
+        }
+        Places {
+            place_of,
+            square_of,
+            count,
+            monotone,
+        }
+    }
+
+    #[inline]
+    fn square(&self, place: u32) -> Square {
+        Square::new(u32::from(self.square_of[place as usize]))
+    }
+}
+
+/// A piece other than a pawn: every square, in order.
+static PIECE_PLACES: Places = {
+    let mut t = [0u8; 64];
+    let mut s = 0;
+    while s < 64 {
+        t[s] = s as u8;
+        s += 1;
+    }
+    Places::new(t, 64)
+};
+
+/// Pawns in scheme 1: ranks 2-7, in the order of squares.
+static PAWN_PLACES_1: Places = {
+    let mut t = [0u8; 64];
+    let mut p = 0;
+    while p < 48 {
+        t[p] = (p + 8) as u8;
+        p += 1;
+    }
+    Places::new(t, 48)
+};
+
+/// A lone pawn split by file pair in scheme 2: ranks 2-7 by file pair (a and h, b and g,
+/// c and f, d and e), twelve places a pair, rank by rank, the left file first. Its digit
+/// is the place within the pair, the pair a digit of its own.
+static PAWN_PLACES_2: Places = {
+    let mut t = [0u8; 64];
+    let mut p = 0;
+    while p < 48 {
+        let pair = p / 12;
+        let rank = 1 + (p % 12) % 6;
+        let file = if p % 12 < 6 { pair } else { 7 - pair };
+        t[p] = (rank * 8 + file) as u8;
+        p += 1;
+    }
+    Places::new(t, 48)
+};
+
+/// Places of a pawn's file pair in scheme 2.
+const PAIR_PLACES: u32 = 12;
+
+/// File pairs.
+const PAIRS: u64 = 4;
 
 /// Transforms of the board: bit 0 mirrors files, bit 1 mirrors ranks, bit 2 flips on the
 /// a1-h8 diagonal, applied in that order.
@@ -251,16 +349,15 @@ struct Group {
     size: u64,
     /// Divides by `size`.
     size_div: Divisor,
-    /// Product of the sizes of the groups after this one (its place value in the index).
+    /// Product of the sizes of the digits after this one (its place value in the index).
     weight: u64,
-    /// Square number of the group's first square (8 for pawns, 0 otherwise).
-    offset: u32,
+    /// Where the group's pieces may stand.
+    places: &'static Places,
 }
 
 impl Group {
-    /// Calls `f` with the square number (from the group's first square) of each piece of
-    /// combination `c`, the largest first (colex order), until it returns false; whether
-    /// it ran to the end.
+    /// Calls `f` with the place (see [`Places`]) of each piece of combination `c`, the
+    /// largest first (colex order), until it returns false; whether it ran to the end.
     #[inline]
     fn for_each_square(&self, mut c: u64, mut f: impl FnMut(u32) -> bool) -> bool {
         if self.count == 1 {
@@ -295,12 +392,20 @@ impl Group {
 pub struct TableIndex {
     material: Material,
     pawns: bool,
+    /// The groups in the order of their digits, the most significant first.
     groups: Vec<Group>,
-    /// Product of the group sizes.
+    /// The group of the lone pawn whose file pair is a digit of its own (scheme 2), the
+    /// most significant: the group's digit is then its place within the pair.
+    split: Option<usize>,
+    /// Product of the sizes of the groups.
     rest: u64,
     /// Divides by `rest`.
     rest_div: Divisor,
     kk_count: u64,
+    /// Divides by `kk_count`.
+    kk_div: Divisor,
+    /// Number of indices.
+    size: u64,
     /// `color * 6 + role` -> position in `groups` (`u8::MAX` for none).
     group_of: [u8; 12],
 }
@@ -353,6 +458,25 @@ impl TableIndex {
     /// form, a bare side, or more positions than the index's integers hold (the sizes
     /// are multiplied with overflow checks, in every build).
     pub fn try_new(material: Material) -> Result<TableIndex, IndexError> {
+        TableIndex::try_with_scheme(material, INDEX_SCHEME)
+    }
+
+    /// The index the generator numbers a table of `material` by: scheme 2, in slices,
+    /// where it has a lone pawn (else scheme 1, the files' own).
+    ///
+    /// # Panics
+    /// If the material has no index (see [`TableIndex::try_new`]).
+    #[must_use]
+    pub fn for_generation(material: Material) -> TableIndex {
+        TableIndex::try_with_scheme(material, 2).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The index of a material in index scheme 1 (the files') or 2 (the generator's).
+    ///
+    /// # Panics
+    /// If `scheme` is neither 1 nor 2.
+    pub fn try_with_scheme(material: Material, scheme: u32) -> Result<TableIndex, IndexError> {
+        assert!(scheme == 1 || scheme == 2, "index scheme {scheme}");
         if material != material.normalized() {
             return Err(IndexError::NotStored(material));
         }
@@ -368,7 +492,12 @@ impl TableIndex {
                     if count >= BINOM_K {
                         return Err(IndexError::TooManyLike(material));
                     }
-                    let squares = if role == Role::Pawn { 48 } else { 64 };
+                    let places = if role == Role::Pawn {
+                        &PAWN_PLACES_1
+                    } else {
+                        &PIECE_PLACES
+                    };
+                    let squares = places.count;
                     let size = BINOM[squares as usize][count];
                     if size >= 1 << DIVIDEND_BITS {
                         return Err(IndexError::TooLarge(material));
@@ -380,12 +509,26 @@ impl TableIndex {
                         size,
                         size_div: Divisor::new(size),
                         weight: 0,
-                        offset: if role == Role::Pawn { 8 } else { 0 },
+                        places,
                     });
                 }
             }
         }
+        // scheme 2: the first lone pawn's place splits into its file pair and its place
+        // within the pair
+        let split = groups
+            .iter()
+            .position(|g| g.piece.role == Role::Pawn && g.count == 1)
+            .filter(|_| scheme == 2);
+        if let Some(i) = split {
+            let g = &mut groups[i];
+            g.places = &PAWN_PLACES_2;
+            g.squares = PAIR_PLACES;
+            g.size = u64::from(PAIR_PLACES);
+            g.size_div = Divisor::new(g.size);
+        }
         let too_large = || IndexError::TooLarge(material);
+        let kk_count = kk_table(pawns).pairs.len() as u64;
         let mut weight: u64 = 1;
         let mut group_of = [u8::MAX; 12];
         for (i, g) in groups.iter_mut().enumerate().rev() {
@@ -394,8 +537,11 @@ impl TableIndex {
             group_of[g.piece.color.index() * 6 + g.piece.role.index()] = i as u8;
         }
         let rest = weight;
-        let kk_count = kk_table(pawns).pairs.len() as u64;
-        let size = kk_count.checked_mul(rest).ok_or_else(too_large)?;
+        let pairs = if split.is_some() { PAIRS } else { 1 };
+        let size = pairs
+            .checked_mul(kk_count)
+            .and_then(|n| n.checked_mul(rest))
+            .ok_or_else(too_large)?;
         // The index divides numbers below 2^DIVIDEND_BITS.
         if size >= 1 << DIVIDEND_BITS {
             return Err(too_large());
@@ -404,10 +550,13 @@ impl TableIndex {
             material,
             pawns,
             groups,
+            split,
             rest,
             rest_div: Divisor::new(rest),
             kk_count,
+            kk_div: Divisor::new(kk_count),
             group_of,
+            size,
         })
     }
 
@@ -419,7 +568,47 @@ impl TableIndex {
     /// Number of indices for one side to move.
     #[must_use]
     pub fn size(&self) -> u64 {
-        self.kk_count * self.rest
+        self.size
+    }
+
+    /// The index scheme (1 or 2, see the module documentation): 2 only where it differs
+    /// from 1 (a lone pawn).
+    #[must_use]
+    pub fn scheme(&self) -> u32 {
+        if self.split.is_some() { 2 } else { 1 }
+    }
+
+    /// The index in scheme 1 (the files') of the position of index `i`: `i` itself but
+    /// in scheme 2 with a split pawn.
+    #[inline]
+    #[must_use]
+    pub fn file_index(&self, i: u64) -> u64 {
+        match self.split_layout() {
+            Some(l) => l.file_index(i),
+            None => i,
+        }
+    }
+
+    /// How scheme 2 splits this index, where it does (see [`SplitLayout`]).
+    #[must_use]
+    pub fn split_layout(&self) -> Option<SplitLayout> {
+        let g = &self.groups[self.split?];
+        Some(SplitLayout {
+            run: g.weight,
+            slice: self.size / PAIRS,
+        })
+    }
+
+    /// The slices of the index: ranges that together cover every index, none of which a
+    /// move that stays in the table leaves (in scheme 2, one a file pair of the split
+    /// pawn, a quarter of the index each; else the whole index). In order.
+    #[must_use]
+    pub fn slices(&self) -> Vec<std::ops::Range<u64>> {
+        if self.split.is_none() {
+            return std::iter::once(0..self.size).collect();
+        }
+        let n = self.size / PAIRS;
+        (0..PAIRS).map(|pair| pair * n..(pair + 1) * n).collect()
     }
 
     /// Number of shah placements (462 without pawns, 1,806 with).
@@ -453,23 +642,60 @@ impl TableIndex {
     }
 
     /// The last group (the index's least significant digit) when it is one piece or two
-    /// like pieces: the piece, how many, the group's first square and its number of
-    /// combinations (the length of a run of consecutive indices that differ in the last
-    /// group only). Combination `c` of a run stands on the squares
-    /// [`TableIndex::pair_squares`] gives for a pair (one piece stands on square `c`),
-    /// each counted from the group's first square.
+    /// like pieces: the piece, how many, its number of combinations (the length of a run
+    /// of consecutive indices that differ in the last group only), and whether its
+    /// squares depend on the run (a split pawn's, on its file pair). Combination `c` of
+    /// the run of index `i` stands on the squares [`TableIndex::last_squares`] gives.
     #[must_use]
-    pub fn last_group(&self) -> Option<(Piece, usize, u32, u64)> {
+    pub fn last_group(&self) -> Option<(Piece, usize, u64, bool)> {
         let g = self.groups.last()?;
-        (g.count <= 2).then_some((g.piece, g.count, g.offset, g.size))
+        let split = self.split == Some(self.groups.len() - 1);
+        (g.count <= 2).then_some((g.piece, g.count, g.size, split))
     }
 
-    /// The squares of the pair of colex rank `c` (a group of two like pieces, such as a
-    /// last group [`TableIndex::last_group`] gives), numbered from the group's first
-    /// square: the larger first.
+    /// The squares of combination `c` of the last group in the run of index `i` (see
+    /// [`TableIndex::last_group`]): of a pair, the larger place first; one piece stands on
+    /// both.
     #[inline]
     #[must_use]
-    pub fn pair_squares(c: u64) -> (u32, u32) {
+    pub fn last_squares(&self, i: u64, c: u64) -> (Square, Square) {
+        let last = self.groups.len() - 1;
+        let g = &self.groups[last];
+        if g.count == 1 {
+            let s = g.places.square(self.place(last, c as u32, i));
+            (s, s)
+        } else {
+            let (a, b) = TableIndex::pair_squares(c);
+            (g.places.square(a), g.places.square(b))
+        }
+    }
+
+    /// The place of a piece of group `g` at place `p` of its digit, in index `i`: for the
+    /// split pawn, its place among the 48 (its file pair's twelve, then `p`).
+    #[inline]
+    fn place(&self, g: usize, p: u32, i: u64) -> u32 {
+        if self.split == Some(g) {
+            self.pair_of(i) as u32 * PAIR_PLACES + p
+        } else {
+            p
+        }
+    }
+
+    /// The file pair digit of index `i` (0 without a split pawn).
+    #[inline]
+    fn pair_of(&self, i: u64) -> u64 {
+        if self.split.is_none() {
+            return 0;
+        }
+        let (q, _) = self.rest_div.div_rem(i);
+        self.kk_div.div_rem(q).0
+    }
+
+    /// The places of the pair of colex rank `c` (a group of two like pieces): the larger
+    /// first.
+    #[inline]
+    #[must_use]
+    fn pair_squares(c: u64) -> (u32, u32) {
         let s = u32::from(PAIR_TOP[c as usize]);
         (s, (c - BINOM[s as usize][2]) as u32)
     }
@@ -499,25 +725,28 @@ impl TableIndex {
     /// table changes it. At most [`TableIndex::max_pawn_advance`].
     #[must_use]
     pub fn pawn_advance(&self, index: u64) -> u32 {
-        let (_, mut rem) = self.rest_div.div_rem(index);
+        let (digits, _, pair) = self.digits(index);
         let mut sum = 0;
-        for g in self.groups.iter().rev() {
-            let (q, c) = g.size_div.div_rem(rem);
-            rem = q;
+        for (k, (g, &c)) in self.groups.iter().zip(&digits).enumerate() {
             if g.piece.role != Role::Pawn {
                 continue;
             }
-            let advance = |s: u32| {
-                // `s` counts from a2: ranks 2-7 are s / 8 = 0..=5
-                let rank = s / 8;
+            let advance = |p: u32| {
+                // ranks 2-7
+                let rank = g.places.square(p).rank();
                 if g.piece.color == Color::White {
-                    rank
+                    rank - 1
                 } else {
-                    5 - rank
+                    6 - rank
                 }
             };
-            g.for_each_square(c, |s| {
-                sum += advance(s);
+            let offset = if self.split == Some(k) {
+                pair as u32 * PAIR_PLACES
+            } else {
+                0
+            };
+            g.for_each_square(c, |p| {
+                sum += advance(offset + p);
                 true
             });
         }
@@ -534,12 +763,27 @@ impl TableIndex {
             .sum()
     }
 
+    /// The digits of `index` (below [`TableIndex::size`]): each group's combination, in
+    /// the order of `groups`, the shah pair's number and the file pair (0 without a split
+    /// pawn).
+    #[inline]
+    fn digits(&self, index: u64) -> ([u64; 16], u64, u64) {
+        // mixed radix, the last group least significant
+        let mut digits = [0u64; 16];
+        let mut rem = index;
+        for (i, g) in self.groups.iter().enumerate().rev() {
+            (rem, digits[i]) = g.size_div.div_rem(rem);
+        }
+        let (pair, kk) = self.kk_div.div_rem(rem);
+        (digits, kk, pair)
+    }
+
     /// Decodes the shahs and the first `placed` groups of `index`.
     fn decode_groups(&self, index: u64, placed: usize) -> Option<Board> {
         if index >= self.size() {
             return None;
         }
-        let (kk, mut rem) = self.rest_div.div_rem(index);
+        let (digits, kk, pair) = self.digits(index);
         let (wk, bk) = kk_table(self.pawns).pairs[kk as usize];
         let mut board = Board::empty();
         board.put_on_empty(
@@ -556,15 +800,14 @@ impl TableIndex {
                 role: Role::Shah,
             },
         );
-        // groups are mixed-radix digits, the last group least significant
-        let mut digits = [0u64; 16];
-        for (i, g) in self.groups.iter().enumerate().rev() {
-            (rem, digits[i]) = g.size_div.div_rem(rem);
-        }
         for (i, g) in self.groups.iter().enumerate().take(placed) {
-            let offset = if g.piece.role == Role::Pawn { 8 } else { 0 };
-            let placed_all = g.for_each_square(digits[i], |s| {
-                let sq = Square::new(s + offset);
+            let offset = if self.split == Some(i) {
+                pair as u32 * PAIR_PLACES
+            } else {
+                0
+            };
+            let placed_all = g.for_each_square(digits[i], |p| {
+                let sq = g.places.square(offset + p);
                 if board.occupied().contains(sq) {
                     return false;
                 }
@@ -604,42 +847,42 @@ impl TableIndex {
         if kk == NO_KK {
             return None;
         }
-        let mut idx = u64::from(kk);
+        let mut idx = 0;
+        let mut pair = 0;
         let mut seen = 2;
-        for g in &self.groups {
+        for (j, g) in self.groups.iter().enumerate() {
             let bb = board.by_piece(g.piece);
             if bb.count() as usize != g.count {
                 return None;
             }
+            let place = |s: Square| match g.places.place_of[usize::from(tr[s.index()])] {
+                u8::MAX => None,
+                p => Some(p),
+            };
             if g.count == 1 {
-                let s = tr[bb.first()?.index()];
-                let s = if g.piece.role == Role::Pawn {
-                    s.checked_sub(8).filter(|&s| s < 48)?
-                } else {
-                    s
-                };
-                idx = idx * g.size + u64::from(s);
+                let mut p = place(bb.first()?)?;
+                if self.split == Some(j) {
+                    pair = u64::from(p) / u64::from(PAIR_PLACES);
+                    p %= PAIR_PLACES as u8;
+                }
+                idx = idx * g.size + u64::from(p);
                 seen += 1;
                 continue;
             }
-            let mut sqs = [0u8; 16];
+            let mut places = [0u8; 16];
             for (i, s) in bb.into_iter().enumerate() {
-                sqs[i] = tr[s.index()];
+                places[i] = place(s)?;
             }
-            let sqs = &mut sqs[..g.count];
-            sqs.sort_unstable();
+            let places = &mut places[..g.count];
+            places.sort_unstable();
             let mut c = 0;
-            for (k, &s) in sqs.iter().enumerate() {
-                let s = if g.piece.role == Role::Pawn {
-                    s.checked_sub(8).filter(|&s| s < 48)?
-                } else {
-                    s
-                };
-                c += BINOM[s as usize][k + 1];
+            for (k, &p) in places.iter().enumerate() {
+                c += BINOM[p as usize][k + 1];
             }
             idx = idx * g.size + c;
             seen += g.count;
         }
+        idx += (pair * self.kk_count + u64::from(kk)) * self.rest;
         if seen as u32 != board.occupied().count() {
             return None;
         }
@@ -700,7 +943,8 @@ impl TableIndex {
     /// the index alone: `board` is the board of `index` as [`TableIndex::decode`] gives it,
     /// `index` is canonical and not [`TableIndex::may_be_mirror`] (so the symmetry that
     /// puts the shahs in place is the identity, and stays so while they stand still),
-    /// `piece` stands on `from` and `to` is empty (a pawn stays on ranks 2-7).
+    /// `piece` stands on `from` and `to` is empty (a pawn stays on ranks 2-7, and in its
+    /// file pair, as every move within a table keeps it).
     #[inline]
     #[must_use]
     pub fn index_after_move(
@@ -729,16 +973,31 @@ impl TableIndex {
     ) -> u64 {
         let g =
             &self.groups[usize::from(self.group_of[piece.color.index() * 6 + piece.role.index()])];
+        let place = |s: Square| u64::from(g.places.place_of[s.index()]);
         let (old, new) = if g.count == 1 {
-            // the pawn offset cancels out of the difference
-            (from.index() as u64, to.index() as u64)
+            // a split pawn keeps its file pair: the pair's part of its place cancels out
+            (place(from), place(to))
         } else {
             let bb = squares();
             let colex = |bb: Bitboard| -> u64 {
-                bb.into_iter()
-                    .enumerate()
-                    .map(|(k, s)| BINOM[s.index() - g.offset as usize][k + 1])
-                    .sum()
+                if g.places.monotone {
+                    bb.into_iter()
+                        .enumerate()
+                        .map(|(k, s)| BINOM[place(s) as usize][k + 1])
+                        .sum()
+                } else {
+                    let mut places = [0u64; 16];
+                    for (i, s) in bb.into_iter().enumerate() {
+                        places[i] = place(s);
+                    }
+                    let places = &mut places[..g.count];
+                    places.sort_unstable();
+                    places
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &p)| BINOM[p as usize][k + 1])
+                        .sum()
+                }
             };
             (colex(bb), colex(bb.without(from).with(to)))
         };
@@ -758,7 +1017,14 @@ impl TableIndex {
         if kk == NO_KK || (!self.pawns && on_diagonal(wk) && on_diagonal(bk)) {
             return None;
         }
-        Some(u64::from(kk) * self.rest + self.rest_div.div_rem(index).1)
+        let (q, r) = self.rest_div.div_rem(index);
+        // the file pair above the shah pair (none in scheme 1)
+        let high = if self.split.is_none() {
+            0
+        } else {
+            self.kk_div.div_rem(q).0 * self.kk_count
+        };
+        Some((high + u64::from(kk)) * self.rest + r)
     }
 
     /// The frame in which the quiet moves of a piece other than a shah from `board` (in
@@ -810,6 +1076,54 @@ impl TableIndex {
         }
         let (wk, bk) = kk_table(false).pairs[self.rest_div.div_rem(index).0 as usize];
         wk / 8 == wk % 8 && bk / 8 == bk % 8
+    }
+}
+
+/// How scheme 2 orders a table with a split pawn against scheme 1: both are runs of
+/// `run` indices (the digits after the pawn's) in the same order. In scheme 1 a *unit*
+/// (the digits before the pawn's, the shah pair's first) holds 48 runs, one a pawn place
+/// from a2 to h7; in scheme 2 each slice (a file pair) holds every unit in the same order,
+/// each with the pair's 12 runs (its two files, a2-a7 then h2-h7 for the first pair).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitLayout {
+    /// Indices of one pawn place, the same in both schemes.
+    pub run: u64,
+    /// Indices of one slice of scheme 2 (a quarter of the index).
+    pub slice: u64,
+}
+
+impl SplitLayout {
+    /// Runs a unit holds in scheme 1.
+    pub const FILE_RUNS: u64 = 48;
+    /// Runs a unit of a slice holds in scheme 2.
+    pub const SLICE_RUNS: u64 = PAIR_PLACES as u64;
+
+    /// The scheme 1 index of scheme 2 index `i`.
+    #[inline]
+    #[must_use]
+    pub fn file_index(&self, i: u64) -> u64 {
+        let (pair, r) = (i / self.slice, i % self.slice);
+        let (unit, r) = (
+            r / (Self::SLICE_RUNS * self.run),
+            r % (Self::SLICE_RUNS * self.run),
+        );
+        let (q, lo) = (r / self.run, r % self.run);
+        (unit * Self::FILE_RUNS + u64::from(Self::file_place(pair, q))) * self.run + lo
+    }
+
+    /// The scheme 1 place (a2 0, ..., h7 47) of place `q` of file pair `pair`.
+    #[inline]
+    #[must_use]
+    pub fn file_place(pair: u64, q: u64) -> u8 {
+        PAWN_PLACES_2.square_of[(pair * Self::SLICE_RUNS + q) as usize] - 8
+    }
+
+    /// The file pair and place within it of scheme 1 place `p` (a2 0, ..., h7 47).
+    #[inline]
+    #[must_use]
+    pub fn slice_place(p: u64) -> (u64, u64) {
+        let place = u64::from(PAWN_PLACES_2.place_of[p as usize + 8]);
+        (place / Self::SLICE_RUNS, place % Self::SLICE_RUNS)
     }
 }
 
@@ -872,6 +1186,12 @@ impl MoveFrame<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A square's file pair (a and h 0, ..., d and e 3): a pawn's moves within a table keep
+    /// it.
+    fn file_pair(s: Square) -> u32 {
+        s.file().min(7 - s.file())
+    }
 
     #[test]
     fn a_material_too_large_to_index_is_an_error_not_a_wrapped_size() {
@@ -997,7 +1317,9 @@ mod tests {
                     for to in 0..64 {
                         let to = Square::new(to);
                         if board.occupied().contains(to)
-                            || (piece.role == Role::Pawn && !(1..7).contains(&to.rank()))
+                            || (piece.role == Role::Pawn
+                                && (!(1..7).contains(&to.rank())
+                                    || file_pair(to) != file_pair(from)))
                         {
                             continue;
                         }
@@ -1080,7 +1402,9 @@ mod tests {
                     for to in 0..64 {
                         let to = Square::new(to);
                         if board.occupied().contains(to)
-                            || (piece.role == Role::Pawn && !(1..7).contains(&to.rank()))
+                            || (piece.role == Role::Pawn
+                                && (!(1..7).contains(&to.rank())
+                                    || file_pair(to) != file_pair(from)))
                         {
                             continue;
                         }
@@ -1126,7 +1450,7 @@ mod tests {
                 size: BINOM[squares as usize][count],
                 size_div: Divisor::new(BINOM[squares as usize][count]),
                 weight: 1,
-                offset: 0,
+                places: &PIECE_PLACES,
             };
             let step = if count == 4 { 97 } else { 1 };
             let mut c = 0;
@@ -1204,8 +1528,11 @@ mod pawn_advance_tests {
             let index = TableIndex::new(material);
             let max = index.max_pawn_advance();
             let mut seen = vec![false; max as usize + 1];
-            // a prime stride visits every digit of every group
-            let step = (index.size() / 200_003).max(1) | 1;
+            // a stride prime to 48 and 64 visits every value of every group's digit
+            let mut step = (index.size() / 200_003).max(1) | 1;
+            while step % 3 == 0 {
+                step += 2;
+            }
             let mut i = 0;
             while i < index.size() {
                 if let Some(board) = index.decode(i) {
@@ -1215,7 +1542,10 @@ mod pawn_advance_tests {
                 }
                 i += step;
             }
-            assert!(seen.iter().all(|&s| s), "{m}: some advance never seen");
+            assert!(
+                seen.iter().all(|&s| s),
+                "{m}: some advance never seen: {seen:?}"
+            );
         }
     }
 }

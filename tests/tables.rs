@@ -96,6 +96,72 @@ fn regeneration_is_byte_identical_and_existing_tables_are_kept() {
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
+/// A table with a lone pawn is made a slice at a time through temporary files beside its
+/// own: its files are the same bytes as the default set's (whose MANIFEST predates the
+/// slices), and nothing else is left in the folder, after a run as after one that fails.
+#[test]
+fn a_table_made_in_slices_leaves_its_files_only() {
+    let names = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let a = tempfile::tempdir().unwrap();
+    let m: Material = "KRvKP".parse().unwrap();
+    assert_eq!(TableIndex::for_generation(m).slices().len(), 4);
+    // KRvKP reads KRvK (the rules decide), KQvKR... copy what it reads from the default set
+    for sub in shatranj_tb::generate::plan::reads(m) {
+        for metric in ["tbw", "tbd", "tbz"] {
+            let name = format!("{sub}.counter-loss.{metric}");
+            std::fs::copy(default_tables().join(&name), a.path().join(&name)).unwrap();
+        }
+    }
+    let before = names(a.path()).len();
+    shatranj_tb::generate::files::generate_one(a.path(), m, RuleSet::default(), &NoProgress)
+        .unwrap();
+    for metric in ["tbw", "tbd", "tbz"] {
+        let name = format!("KRvKP.counter-loss.{metric}");
+        let same = std::fs::read(a.path().join(&name)).unwrap()
+            == std::fs::read(default_tables().join(&name)).unwrap();
+        assert!(same, "{name} differs from the default set's");
+    }
+    assert_eq!(names(a.path()).len(), before + 3, "{:?}", names(a.path()));
+    // a run stopped halfway (in the first slice's DTZ, its codes already written to a
+    // temporary file) leaves nothing either
+    let b = tempfile::tempdir().unwrap();
+    for name in names(a.path()) {
+        if !name.starts_with("KRvKP.") {
+            std::fs::copy(a.path().join(&name), b.path().join(&name)).unwrap();
+        }
+    }
+    let before = names(b.path());
+    let stop = StopAtDtz::default();
+    let stopped =
+        shatranj_tb::generate::files::generate_one(b.path(), m, RuleSet::default(), &stop);
+    assert!(stopped.is_err());
+    assert!(stop.0.load(std::sync::atomic::Ordering::Relaxed));
+    assert_eq!(names(b.path()), before);
+}
+
+/// A progress that asks to stop once a DTZ pass begins.
+#[derive(Default)]
+struct StopAtDtz(std::sync::atomic::AtomicBool);
+
+impl shatranj_tb::generate::Progress for StopAtDtz {
+    fn begin(&self, pass: &str, _total: u64) {
+        if pass.contains("DTZ") {
+            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 #[test]
 fn damaged_and_foreign_files_give_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -22,8 +22,12 @@ pub struct Needs {
     pub positions: u64,
     /// Estimated peak memory of the process, in bytes.
     pub memory_bytes: u64,
-    /// Estimated size of its two files, in bytes.
+    /// Estimated size of its files, in bytes.
     pub disk_bytes: u64,
+    /// Estimated bytes of the temporary files it needs beside them while it is made (a
+    /// table made a slice at a time, [`plan::scratch_bytes`]), removed once its files
+    /// are written.
+    pub scratch_bytes: u64,
 }
 
 impl Needs {
@@ -37,6 +41,7 @@ impl Needs {
             positions: 2 * TableIndex::new(material).size(),
             memory_bytes: plan::memory_bytes_on(material, rayon::current_num_threads()),
             disk_bytes: plan::disk_bytes(material),
+            scratch_bytes: plan::scratch_bytes(material),
         }
     }
 
@@ -48,7 +53,7 @@ impl Needs {
             self.material,
             thousands(self.positions),
             human_bytes(self.memory_bytes),
-            human_bytes(self.disk_bytes)
+            human_bytes(self.disk_bytes + self.scratch_bytes)
         )
     }
 }
@@ -106,7 +111,7 @@ impl std::fmt::Display for Refusal {
                 needs.material,
                 thousands(needs.positions),
                 human_bytes(needs.memory_bytes),
-                human_bytes(needs.disk_bytes),
+                human_bytes(needs.disk_bytes + needs.scratch_bytes),
                 human_bytes(*limit)
             ),
             Refusal::Disk { needs, free } => write!(
@@ -115,7 +120,7 @@ impl std::fmt::Display for Refusal {
                  {} of disk (and {} of memory), {} are free; nothing was written",
                 needs.material,
                 thousands(needs.positions),
-                human_bytes(needs.disk_bytes),
+                human_bytes(needs.disk_bytes + needs.scratch_bytes),
                 human_bytes(needs.memory_bytes),
                 human_bytes(*free)
             ),
@@ -145,7 +150,8 @@ pub fn check_table(needs: &Needs, limits: &Limits, free: Option<u64>) -> Result<
             limit: limits.memory_bytes,
         });
     }
-    if let Some(free) = free.filter(|&f| limits.check_disk && needs.disk_bytes > f) {
+    let disk = needs.disk_bytes + needs.scratch_bytes;
+    if let Some(free) = free.filter(|&f| limits.check_disk && disk > f) {
         return Err(Refusal::Disk {
             needs: *needs,
             free,
@@ -165,7 +171,9 @@ pub fn check_run(tables: &[Material], limits: &Limits, free: Option<u64>) -> Res
     for n in &needs {
         check_table(n, limits, free)?;
     }
-    let disk_bytes: u64 = needs.iter().map(|n| n.disk_bytes).sum();
+    // the files of all, and the temporary files of one at a time
+    let disk_bytes: u64 = needs.iter().map(|n| n.disk_bytes).sum::<u64>()
+        + needs.iter().map(|n| n.scratch_bytes).max().unwrap_or(0);
     if let Some(free) = free.filter(|&f| limits.check_disk && disk_bytes > f) {
         return Err(Refusal::RunDisk {
             tables: needs.len(),

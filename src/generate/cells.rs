@@ -92,7 +92,7 @@ impl Alphabet {
 /// One byte a slot, and a map of the values that do not fit (see the module
 /// documentation).
 pub struct Cells {
-    bytes: Vec<AtomicU8>,
+    bytes: super::generator::ZeroedVec<AtomicU8>,
     alphabet: Alphabet,
     spill: Box<[Mutex<HashMap<u64, u16>>]>,
 }
@@ -117,6 +117,21 @@ impl Cells {
     pub fn reset(&mut self, alphabet: Alphabet, fill: u16) {
         self.alphabet = alphabet;
         self.fill(fill);
+    }
+
+    /// Every slot of `ranges` holds `fill`, under `alphabet` from now on (slots elsewhere
+    /// are not touched, nor is their memory; their values are left as they were).
+    pub fn reset_ranges(&mut self, alphabet: Alphabet, fill: u16, ranges: &[std::ops::Range<u64>]) {
+        if ranges.len() == 1 && ranges[0] == (0..self.len() as u64) {
+            return self.reset(alphabet, fill);
+        }
+        self.alphabet = alphabet;
+        for shard in self.spill.iter_mut() {
+            shard.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+        for r in ranges {
+            self.map_range(r.start as usize..r.end as usize, 1 << 16, |_, _| fill);
+        }
     }
 
     fn fill(&mut self, v: u16) {
@@ -317,15 +332,26 @@ impl Cells {
     /// Replaces every value by `f` of it and its slot, chunk by chunk in parallel (chunks
     /// of `chunk` slots; `f` also gets the chunk's number).
     pub fn map_in_place(&mut self, chunk: usize, f: impl Fn(usize, u16) -> u16 + Sync) {
-        let this = &*self;
-        (0..self.len().div_ceil(chunk))
+        let len = self.len();
+        self.map_range(0..len, chunk, f);
+    }
+
+    /// [`Cells::map_in_place`] on the slots of `range` only (the others are not touched,
+    /// nor is their memory).
+    pub fn map_range(
+        &self,
+        range: std::ops::Range<usize>,
+        chunk: usize,
+        f: impl Fn(usize, u16) -> u16 + Sync,
+    ) {
+        (range.start / chunk..range.end.div_ceil(chunk))
             .into_par_iter()
             .for_each(|c| {
-                for i in c * chunk..((c + 1) * chunk).min(this.len()) {
-                    let old = this.load(i);
+                for i in (c * chunk).max(range.start)..((c + 1) * chunk).min(range.end) {
+                    let old = self.load(i);
                     let new = f(i, old);
                     if new != old {
-                        this.store(i, new);
+                        self.store(i, new);
                     }
                 }
             });

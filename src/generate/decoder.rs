@@ -25,23 +25,30 @@ pub(super) struct Decoder {
 
 /// The last group of an index, whose pieces a run of indices places on a board decoded
 /// once.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Last {
     piece: Piece,
     /// Whether the group is two pieces (else one).
     pair: bool,
-    /// The group's first square.
-    offset: u32,
     /// The length of a run: the group's number of combinations.
     run: u64,
+    /// Whether the squares of a run depend on the run (a split pawn's, on its file pair:
+    /// see [`TableIndex::last_group`]).
+    split: bool,
+    /// The square of one piece at each index of the current run (unused for a pair).
+    squares: [Square; 64],
 }
 
 impl Last {
-    /// The squares of the two pieces of a pair at the `k`-th index of its run.
-    #[inline]
-    fn pair_squares(self, k: u64) -> (Square, Square) {
-        let (a, b) = TableIndex::pair_squares(k);
-        (Square::new(self.offset + a), Square::new(self.offset + b))
+    /// The squares of one piece at each index of the run of index `i`.
+    fn squares_of(index: &TableIndex, count: usize, run: u64, i: u64) -> [Square; 64] {
+        std::array::from_fn(|k| {
+            if count == 1 && (k as u64) < run {
+                index.last_squares(i, k as u64).0
+            } else {
+                Square::new(0)
+            }
+        })
     }
 }
 
@@ -66,11 +73,12 @@ pub(super) struct Threats {
 impl Decoder {
     pub(super) fn new(index: &TableIndex) -> Decoder {
         Decoder {
-            last: index.last_group().map(|(piece, count, offset, run)| Last {
+            last: index.last_group().map(|(piece, count, run, split)| Last {
                 piece,
                 pair: count == 2,
-                offset,
                 run,
+                split,
+                squares: Last::squares_of(index, count, run, 0),
             }),
             prefix: (1 << 63, None),
             threats: None,
@@ -88,7 +96,7 @@ impl Decoder {
         i: u64,
         turn: Color,
     ) -> Option<Board> {
-        let Some(last) = self.last else {
+        let Some(last) = self.last.as_mut() else {
             let board = index.decode(i)?;
             let shah = board.shah_of(!turn)?;
             return (!board.attackers_to(shah, turn, board.occupied()).any()).then_some(board);
@@ -97,7 +105,11 @@ impl Decoder {
         if i.wrapping_sub(self.prefix.0) >= last.run {
             self.prefix = (index.last_run_start(i), index.decode_without_last(i));
             self.threats = None;
+            if last.split {
+                last.squares = Last::squares_of(index, 1, last.run, i);
+            }
         }
+        let last = &*last;
         let prefix = self.prefix.1?;
         let threats = match self.threats {
             Some(t) if t.turn == turn => t,
@@ -124,9 +136,9 @@ impl Decoder {
         // A pair is placed out of line: inline, it slowed the one-piece path below (the
         // DTZ of KRQvKR, whose last group is one rook, from 3.3 s to 4.5 s).
         if last.pair {
-            return Self::place_pair_legal(prefix, last, k, turn, threats);
+            return Self::place_pair_legal(index, prefix, last, k, turn, threats);
         }
-        let sq = Square::new(last.offset + k as u32);
+        let sq = last.squares[k as usize];
         if prefix.occupied().contains(sq) {
             return None;
         }
@@ -150,13 +162,14 @@ impl Decoder {
     /// not in check (no leaper checks it already: `threats`).
     #[inline(never)]
     fn place_pair_legal(
+        index: &TableIndex,
         prefix: Board,
-        last: Last,
+        last: &Last,
         k: u64,
         turn: Color,
         threats: Threats,
     ) -> Option<Board> {
-        let (sq, other) = last.pair_squares(k);
+        let (sq, other) = index.last_squares(0, k);
         if prefix.occupied().contains(sq) || prefix.occupied().contains(other) {
             return None;
         }
@@ -175,8 +188,8 @@ impl Decoder {
     /// `prefix` with the pair of `last` at the `k`-th index of its run, if both squares
     /// are free.
     #[inline(never)]
-    fn place_pair(prefix: Option<Board>, last: Last, k: u64) -> Option<Board> {
-        let (sq, other) = last.pair_squares(k);
+    fn place_pair(index: &TableIndex, prefix: Option<Board>, last: &Last, k: u64) -> Option<Board> {
+        let (sq, other) = index.last_squares(0, k);
         let mut b = prefix?;
         if b.occupied().contains(sq) || b.occupied().contains(other) {
             return None;
@@ -189,17 +202,21 @@ impl Decoder {
     /// The board of index `i` (see [`TableIndex::decode`]).
     #[inline]
     pub(super) fn decode(&mut self, index: &TableIndex, i: u64) -> Option<Board> {
-        let board = match self.last {
+        let board = match &mut self.last {
             Some(last) => {
                 if i.wrapping_sub(self.prefix.0) >= last.run {
                     self.prefix = (index.last_run_start(i), index.decode_without_last(i));
                     self.threats = None;
+                    if last.split {
+                        last.squares = Last::squares_of(index, 1, last.run, i);
+                    }
                 }
+                let last = &*last;
                 let k = i - self.prefix.0;
                 if last.pair {
-                    return Self::place_pair(self.prefix.1, last, k);
+                    return Self::place_pair(index, self.prefix.1, last, k);
                 }
-                let sq = Square::new(last.offset + k as u32);
+                let sq = last.squares[k as usize];
                 self.prefix
                     .1
                     .filter(|b| !b.occupied().contains(sq))

@@ -79,7 +79,7 @@ const CURSED_LEAF: u16 = 141;
 /// The DTZ states kept in a byte: plies up to 171 (the cursed leaf's 141 and 30 more),
 /// [`NONE`], [`WIN_OPEN`], open losses of up to 63 replies (15 if blessed). Any other
 /// state spills (see [`Cells`]).
-const DTZ_ALPHABET: Alphabet = Alphabet::new(
+pub(crate) const DTZ_ALPHABET: Alphabet = Alphabet::new(
     172,
     &[
         (NONE, 1),
@@ -118,22 +118,52 @@ pub fn pack_wdl(codes: &Cells) -> Vec<u8> {
             for (j, b) in out.iter_mut().enumerate() {
                 let first = (c * 4096 + j) * 4;
                 for k in 0..(codes.len() - first).min(4) {
-                    let c = codes.load(first + k);
-                    let w = if c == UNUSED || c == 0 {
-                        W_NONE
-                    } else if c == 1 {
-                        W_MATED
-                    } else {
-                        match Value::from_dtm_code(c) {
-                            Value::Win(_) => W_WIN,
-                            _ => W_LOSS,
-                        }
-                    };
-                    *b |= w << (2 * k);
+                    *b |= wdl_of_code(codes.load(first + k)) << (2 * k);
                 }
             }
         });
     packed
+}
+
+/// [`pack_wdl`] of the slots of `ranges` only (each from and to a multiple of 4 slots),
+/// in an array of the whole table whose other bytes are never touched.
+pub(crate) fn pack_wdl_in(
+    codes: &Cells,
+    ranges: &[std::ops::Range<u64>],
+) -> super::generator::ZeroedVec<u8> {
+    let mut packed: super::generator::ZeroedVec<u8> =
+        super::generator::zeroed(codes.len().div_ceil(4));
+    for r in ranges {
+        debug_assert!(r.start % 4 == 0 && (r.end % 4 == 0 || r.end == codes.len() as u64));
+        let bytes = (r.start / 4) as usize..(r.end.div_ceil(4)) as usize;
+        packed[bytes.clone()]
+            .par_chunks_mut(4096)
+            .enumerate()
+            .for_each(|(c, out)| {
+                for (j, b) in out.iter_mut().enumerate() {
+                    let first = bytes.start * 4 + (c * 4096 + j) * 4;
+                    for k in 0..(codes.len() - first).min(4) {
+                        *b |= wdl_of_code(codes.load(first + k)) << (2 * k);
+                    }
+                }
+            });
+    }
+    packed
+}
+
+/// The packed WDL ([`W_NONE`] and so on) of a DTM code.
+#[inline]
+fn wdl_of_code(c: u16) -> u8 {
+    if c == UNUSED || c == 0 {
+        W_NONE
+    } else if c == 1 {
+        W_MATED
+    } else {
+        match Value::from_dtm_code(c) {
+            Value::Win(_) => W_WIN,
+            _ => W_LOSS,
+        }
+    }
 }
 
 #[inline]
@@ -214,7 +244,67 @@ fn generate_dtz_in(
     buffer: Cells,
 ) -> Result<DtzTable, GenError> {
     let start = Instant::now();
-    let g = Generator::new(material, rules, sub, progress);
+    let part = generate_dtz_slice(
+        alphabet, material, rules, wdl, leaves, sub, progress, None, buffer,
+    )?;
+    let g = Generator::new(material, rules, sub, progress)
+        .index_scheme(1)
+        .expect("scheme 1");
+    let zeroing_wins = part
+        .zeroing_wins
+        .iter()
+        .map(|w| w.load(Ordering::Relaxed))
+        .collect();
+    Ok(DtzTable {
+        material: g.index.material(),
+        rules,
+        plies: part.plies,
+        zeroing_wins,
+        stats: part.counts.finish(&g, rules.move_rule),
+        spilled: part.spilled,
+        rounds: part.rounds,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The DTZ of one slice of a table ([`crate::index::TableIndex::slices`]), in arrays of
+/// the whole table of which only the slice's part is ever touched.
+pub(crate) struct DtzSlice {
+    /// The plies of the slice's slots (as [`DtzTable::plies`]); every other slot 0.
+    pub plies: Cells,
+    /// As [`DtzTable::zeroing_wins`], for the slice's slots.
+    pub zeroing_wins: super::generator::ZeroedVec<AtomicU64>,
+    /// The slice's figures.
+    pub counts: DtzCounts,
+    pub spilled: usize,
+    pub rounds: u32,
+}
+
+/// The DTZ of the slice `slice` (indices of the generator's index,
+/// [`crate::index::TableIndex::for_generation`]) of a table, from its packed WDL, whose
+/// other slots are never read: no move within the table leaves a slice. Without a slice,
+/// the whole table in the files' order. See [`generate_dtz`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn generate_dtz_slice(
+    alphabet: Alphabet,
+    material: Material,
+    rules: RuleSet,
+    wdl: &[u8],
+    leaves: &Leaves<'_>,
+    sub: &dyn SubTables,
+    progress: &dyn Progress,
+    slice: Option<std::ops::Range<u64>>,
+    buffer: Cells,
+) -> Result<DtzSlice, GenError> {
+    let mut g = Generator::new(material, rules, sub, progress);
+    g.slice = match slice {
+        Some(slice) => slice,
+        None => {
+            g = g.index_scheme(1).expect("scheme 1");
+            0..g.size()
+        }
+    };
+    let chunks = g.slice_chunks(CHUNK);
     let material = g.index.material();
     let has_pawns = material.has_pawns();
     // Under the move rule, a pawn's step is a leaf whose category is the table's own. A
@@ -226,15 +316,14 @@ fn generate_dtz_in(
     let cursed_possible = rules.move_rule != MoveRule::None && has_pawns;
     let mut by_advance = cursed_possible && leaves.cursed_subtables;
     let mut rounds = 0;
-    let mut zeroing_wins: Vec<AtomicU64>;
+    let mut zeroing_wins: super::generator::ZeroedVec<AtomicU64>;
     let mut buffer = buffer;
     let plies = loop {
         rounds += 1;
-        zeroing_wins = (0..(2 * g.size()).div_ceil(64))
-            .map(|_| AtomicU64::new(0))
-            .collect();
+        zeroing_wins = super::generator::zeroed((2 * g.size()).div_ceil(64) as usize);
         let run = Run {
             alphabet: alphabet.clone(),
+            chunks: &chunks,
             zeroing_wins: &zeroing_wins,
             g: &g,
             wdl,
@@ -250,30 +339,26 @@ fn generate_dtz_in(
         let plies = run.run(buffer)?;
         if !cursed_possible
             || by_advance
-            || !(0..plies.len().div_ceil(1 << 16))
-                .into_par_iter()
-                .any(|c| (c << 16..((c + 1) << 16).min(plies.len())).any(|s| cursed(plies.load(s))))
+            || !chunks.par_iter().any(|(_, runs)| {
+                runs.iter()
+                    .flat_map(Clone::clone)
+                    .any(|s| cursed(plies.load(s as usize)))
+            })
         {
             break plies;
         }
         buffer = plies;
         by_advance = true;
     };
-    let stats = count(&g, wdl, &plies, rules.move_rule);
+    let mut counts = DtzCounts::default();
+    counts.add(&g, wdl, &plies, &chunks, rules.move_rule);
     let spilled = plies.spilled();
-    let zeroing_wins = zeroing_wins
-        .into_iter()
-        .map(AtomicU64::into_inner)
-        .collect();
-    Ok(DtzTable {
-        material,
-        rules,
+    Ok(DtzSlice {
         plies,
         zeroing_wins,
-        stats,
+        counts,
         spilled,
         rounds,
-        seconds: start.elapsed().as_secs_f64(),
     })
 }
 
@@ -315,21 +400,29 @@ fn count_at(at: &[AtomicU64], d: u32) -> u64 {
 
 /// A flag a chunk of [`CHUNK`] slots: whether some slot `s` of it, with state `v`, is
 /// `wanted(s, v)`.
-fn chunk_flags(st: &Cells, wanted: impl Fn(u64, u16) -> bool + Sync) -> Vec<AtomicBool> {
-    let total = st.len() as u64;
-    (0..total.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let lo = c * CHUNK;
-            let any = (lo..(lo + CHUNK).min(total)).any(|s| wanted(s, st.load(s as usize)));
-            AtomicBool::new(any)
-        })
-        .collect()
+fn chunk_flags(
+    st: &Cells,
+    chunks: &[(u64, Vec<std::ops::Range<u64>>)],
+    wanted: impl Fn(u64, u16) -> bool + Sync,
+) -> Vec<AtomicBool> {
+    let flags: Vec<AtomicBool> = (0..(st.len() as u64).div_ceil(CHUNK))
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    chunks.par_iter().for_each(|(c, runs)| {
+        let any = runs
+            .iter()
+            .flat_map(Clone::clone)
+            .any(|s| wanted(s, st.load(s as usize)));
+        flags[*c as usize].store(any, Ordering::Relaxed);
+    });
+    flags
 }
 
 /// One round of the retrograde.
 struct Run<'g, 'a> {
     g: &'g Generator<'a>,
+    /// The slots of the slice being made, chunk by chunk ([`Generator::slice_chunks`]).
+    chunks: &'g [(u64, Vec<std::ops::Range<u64>>)],
     /// The states the retrograde keeps in a byte.
     alphabet: Alphabet,
     wdl: &'g [u8],
@@ -358,11 +451,11 @@ impl Run<'_, '_> {
         let g = self.g;
         let total = 2 * g.size();
         let mut st = buffer;
-        if st.len() as u64 == total {
-            st.reset(self.alphabet.clone(), NONE);
-        } else {
-            st = Cells::new(total as usize, self.alphabet.clone(), NONE);
+        let slots = g.slice_slots();
+        if st.len() as u64 != total {
+            st = Cells::new(total as usize, self.alphabet.clone(), 0);
         }
+        st.reset_ranges(self.alphabet.clone(), NONE, &slots);
         let marks: Vec<Marks> = (0..total.div_ceil(CHUNK))
             .map(|_| Marks::default())
             .collect();
@@ -376,14 +469,12 @@ impl Run<'_, '_> {
         }
         let plies = st;
         // NONE is UNUSED; any other state at or above LOSS_OPEN is still open
-        let open = (0..total.div_ceil(CHUNK))
-            .into_par_iter()
-            .find_map_first(|c| {
-                (c * CHUNK..((c + 1) * CHUNK).min(total)).find(|&s| {
-                    let v = plies.load(s as usize);
-                    v >= LOSS_OPEN && v != NONE
-                })
-            });
+        let open = self.chunks.par_iter().find_map_first(|(_, runs)| {
+            runs.iter().flat_map(Clone::clone).find(|&s| {
+                let v = plies.load(s as usize);
+                v >= LOSS_OPEN && v != NONE
+            })
+        });
         if let Some(slot) = open {
             let pos = g.used_position_at(slot);
             return Err(GenError::Inconsistent(format!(
@@ -398,7 +489,12 @@ impl Run<'_, '_> {
     /// one advance, once every more advanced slot is final.
     fn stage(&self, st: &Cells, marks: &[Marks], advance: Option<u32>) -> Result<(), GenError> {
         let g = self.g;
-        let total = st.len() as u64;
+        let total: u64 = self
+            .chunks
+            .iter()
+            .flat_map(|(_, r)| r)
+            .map(|r| r.end - r.start)
+            .sum();
         let material = g.index.material();
         // a stage's passes read only its own marks and tallies
         marks.par_iter().for_each(|m| {
@@ -417,18 +513,16 @@ impl Run<'_, '_> {
             None => format!("{material} DTZ seed"),
         };
         g.progress.begin(&label, total);
-        (0..total.div_ceil(CHUNK)).into_par_iter().for_each_init(
+        self.chunks.par_iter().for_each_init(
             || (MoveList::new(), Vec::with_capacity(64)),
-            |(moves, kids), chunk| {
-                let lo = chunk * CHUNK;
-                let hi = (lo + CHUNK).min(total);
+            |(moves, kids), (_, runs)| {
                 if g.failed() || g.progress.cancelled() {
                     return;
                 }
                 let mut decoder = Decoder::new(&g.index);
                 let mut max = 0;
                 let mut counts = Counts::default();
-                for slot in lo..hi {
+                for slot in runs.iter().flat_map(Clone::clone) {
                     let w = wdl_at(self.wdl, slot);
                     if w == W_NONE || !self.in_stage(slot, advance) {
                         continue;
@@ -487,7 +581,8 @@ impl Run<'_, '_> {
                 }
                 self.max.fetch_max(max, Ordering::Relaxed);
                 self.add(&counts);
-                g.progress.advance(hi - lo);
+                g.progress
+                    .advance(runs.iter().map(|r| r.end - r.start).sum());
             },
         );
         g.progress.end();
@@ -511,17 +606,15 @@ impl Run<'_, '_> {
             let wins_push = open.is_none();
             let losses_push = open_wins.is_none();
             let at_n = st.matcher(n);
-            (0..total.div_ceil(CHUNK))
-                .into_par_iter()
-                .for_each_init(Vec::new, |preds, chunk| {
-                    let lo = chunk * CHUNK;
-                    let hi = (lo + CHUNK).min(total);
-                    if g.failed() || !marks[chunk as usize].has(d) {
+            self.chunks
+                .par_iter()
+                .for_each_init(Vec::new, |preds, (chunk, runs)| {
+                    if g.failed() || !marks[*chunk as usize].has(d) {
                         return;
                     }
                     let mut decoder = None;
                     let mut counts = Counts::default();
-                    for slot in lo..hi {
+                    for slot in runs.iter().flat_map(Clone::clone) {
                         if at_n.at(slot as usize)
                             && (if wdl_at(self.wdl, slot) == W_WIN {
                                 wins_push
@@ -817,7 +910,7 @@ impl Run<'_, '_> {
 
     /// A flag a chunk of [`CHUNK`] slots: whether it holds a win [`Run::win_above`] `d`.
     fn open_wins(&self, st: &Cells, d: u32, advance: Option<u32>) -> Vec<AtomicBool> {
-        chunk_flags(st, |s, v| self.win_above(s, v, d, advance))
+        chunk_flags(st, self.chunks, |s, v| self.win_above(s, v, d, advance))
     }
 
     /// The win-pulling half of pass `d`, after the losses at `d` are final: every win
@@ -868,18 +961,16 @@ impl Run<'_, '_> {
         tally: impl Fn(u16, u16, &mut Counts) + Sync,
     ) {
         let g = self.g;
-        let total = st.len() as u64;
-        (0..flags.len()).into_par_iter().for_each_init(
+        self.chunks.par_iter().for_each_init(
             || None,
-            |decoder, c| {
+            |decoder, (c, runs)| {
+                let c = *c as usize;
                 if g.failed() || !flags[c].load(Ordering::Relaxed) {
                     return;
                 }
-                let lo = c as u64 * CHUNK;
-                let hi = (lo + CHUNK).min(total);
                 let mut counts = Counts::default();
                 let mut still_open = false;
-                for slot in lo..hi {
+                for slot in runs.iter().flat_map(Clone::clone) {
                     let old = st.load(slot as usize);
                     if !candidate(slot, old) {
                         continue;
@@ -930,7 +1021,7 @@ impl Run<'_, '_> {
 
     /// A flag a chunk of [`CHUNK`] slots: whether it holds a loss still open.
     fn open_losses(&self, st: &Cells) -> Vec<AtomicBool> {
-        chunk_flags(st, |s, v| self.is_open_loss(s, v))
+        chunk_flags(st, self.chunks, |s, v| self.is_open_loss(s, v))
     }
 
     /// The pull half of pass `d`, after the wins at `d` are final: every open loss whose
@@ -1178,59 +1269,101 @@ impl Counts {
     }
 }
 
-/// The figures of a DTZ table.
-fn count(g: &Generator<'_>, wdl: &[u8], plies: &Cells, move_rule: MoveRule) -> DtzStats {
-    let n = g.size();
-    let limit = move_rule.plies().unwrap_or(u32::MAX);
-    let side = |turn: Color| {
-        let lo = turn.index() as u64 * n;
-        let (lw, ll, cw, bl, lws) = (lo..lo + n)
-            .into_par_iter()
-            .fold(
-                || (0u32, 0u32, 0u64, 0u64, None::<u64>),
-                |(mut lw, mut ll, mut cw, mut bl, mut lws), s| {
-                    let p = plies.load(s as usize);
-                    if p != UNUSED {
-                        let p = u32::from(p);
-                        if wdl_at(wdl, s) == W_WIN {
-                            if p > lw || (p == lw && lws.is_none_or(|x| s < x)) {
-                                lw = p;
-                                lws = Some(s);
+/// The figures of a DTZ table counted so far, a slice at a time: per side to move, the
+/// longest win, the longest loss, the cursed wins, the blessed losses and the first slot
+/// of the longest win in the files' order.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct DtzCounts([(u32, u32, u64, u64, Option<u64>); 2]);
+
+/// Two sides' tallies of [`DtzCounts`] as one.
+fn merge_tallies(
+    a: (u32, u32, u64, u64, Option<u64>),
+    b: (u32, u32, u64, u64, Option<u64>),
+) -> (u32, u32, u64, u64, Option<u64>) {
+    let (lw, lws) = if b.0 > a.0 || (b.0 == a.0 && lt(b.4, a.4)) {
+        (b.0, b.4)
+    } else {
+        (a.0, a.4)
+    };
+    (lw, a.1.max(b.1), a.2 + b.2, a.3 + b.3, lws)
+}
+
+impl DtzCounts {
+    /// Adds the figures of the slots of `chunks`.
+    fn add(
+        &mut self,
+        g: &Generator<'_>,
+        wdl: &[u8],
+        plies: &Cells,
+        chunks: &[(u64, Vec<std::ops::Range<u64>>)],
+        move_rule: MoveRule,
+    ) {
+        let n = g.size();
+        let limit = move_rule.plies().unwrap_or(u32::MAX);
+        for turn in Color::ALL {
+            let side = turn.index() as u64 * n..(turn.index() as u64 + 1) * n;
+            let t = chunks
+                .par_iter()
+                .map(|(_, runs)| {
+                    let (mut lw, mut ll, mut cw, mut bl, mut lws) = (0u32, 0u32, 0u64, 0u64, None);
+                    for r in runs {
+                        for s in r.start.max(side.start)..r.end.min(side.end) {
+                            let p = plies.load(s as usize);
+                            if p == UNUSED {
+                                continue;
                             }
-                            cw += u64::from(p > limit);
-                        } else {
-                            ll = ll.max(p);
-                            bl += u64::from(p > limit);
+                            let p = u32::from(p);
+                            if wdl_at(wdl, s) == W_WIN {
+                                if p >= lw {
+                                    // the first of the longest in the files' order
+                                    let f = side.start + g.index.file_index(s - side.start);
+                                    if p > lw || lws.is_none_or(|x| f < x) {
+                                        lw = p;
+                                        lws = Some(f);
+                                    }
+                                }
+                                cw += u64::from(p > limit);
+                            } else {
+                                ll = ll.max(p);
+                                bl += u64::from(p > limit);
+                            }
                         }
                     }
                     (lw, ll, cw, bl, lws)
-                },
-            )
-            .reduce(
-                || (0, 0, 0, 0, None),
-                |a, b| {
-                    let (lw, lws) = if b.0 > a.0 || (b.0 == a.0 && lt(b.4, a.4)) {
-                        (b.0, b.4)
-                    } else {
-                        (a.0, a.4)
-                    };
-                    (lw, a.1.max(b.1), a.2 + b.2, a.3 + b.3, lws)
-                },
-            );
-        DtzSideStats {
-            longest_win: lw,
-            longest_loss: ll,
-            cursed_wins: cw,
-            blessed_losses: bl,
-            longest_win_fen: lws.map(|s| Fen::from_position(&g.used_position_at(s)).to_string()),
+                })
+                .reduce(|| (0, 0, 0, 0, None), merge_tallies);
+            self.0[turn.index()] = merge_tallies(self.0[turn.index()], t);
         }
-    };
-    DtzStats {
-        move_rule: move_rule.as_str().to_string(),
-        white: side(Color::White),
-        black: side(Color::Black),
-        side_stored: None,
-        zeroing_wins_left_out: false,
+    }
+
+    /// Adds the figures of another part of the table.
+    pub(crate) fn merge(&mut self, other: &DtzCounts) {
+        for k in 0..2 {
+            self.0[k] = merge_tallies(self.0[k], other.0[k]);
+        }
+    }
+
+    /// The figures of every part added; `g` numbers slots as the files do (scheme 1).
+    pub(crate) fn finish(&self, g: &Generator<'_>, move_rule: MoveRule) -> DtzStats {
+        debug_assert_eq!(g.index.scheme(), 1);
+        let side = |turn: Color| {
+            let (lw, ll, cw, bl, lws) = self.0[turn.index()];
+            DtzSideStats {
+                longest_win: lw,
+                longest_loss: ll,
+                cursed_wins: cw,
+                blessed_losses: bl,
+                longest_win_fen: lws
+                    .map(|s| Fen::from_position(&g.used_position_at(s)).to_string()),
+            }
+        };
+        DtzStats {
+            move_rule: move_rule.as_str().to_string(),
+            white: side(Color::White),
+            black: side(Color::Black),
+            side_stored: None,
+            zeroing_wins_left_out: false,
+        }
     }
 }
 

@@ -187,6 +187,33 @@ pub const DTZ_BLOCK_BYTES: usize = 64 << 10;
 /// through as they are compressed ([`Side`]): a copy would double the memory the table
 /// needs.
 pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
+    let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| t.plies.read_into(range, out);
+    let dtz = DtzValues {
+        material: t.material,
+        rules: t.rules,
+        stats: &t.stats,
+        plies: &plies,
+        len: t.plies.len(),
+        zeroing_wins: &t.zeroing_wins,
+    };
+    write_dtz_values(dir, &dtz)
+}
+
+/// A table's DTZ for [`write_dtz_values`], wherever its plies are kept.
+pub(super) struct DtzValues<'a> {
+    pub material: Material,
+    pub rules: RuleSet,
+    pub stats: &'a DtzStats,
+    /// The plies of a range of slots (as [`DtzTable::plies`]), into the vector.
+    pub plies: &'a (dyn Fn(std::ops::Range<usize>, &mut Vec<u16>) + Sync),
+    /// Number of slots (both sides to move).
+    pub len: usize,
+    /// As [`DtzTable::zeroing_wins`].
+    pub zeroing_wins: &'a [u64],
+}
+
+/// [`write_dtz`] of plies read through `t.plies`.
+pub(super) fn write_dtz_values(dir: &Path, t: &DtzValues<'_>) -> Result<u64, GenError> {
     let meta = |side_stored: Option<&str>, left_out: bool| {
         let stats = DtzStats {
             side_stored: side_stored.map(str::to_string),
@@ -203,7 +230,7 @@ pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
             })
             .map_err(|e| GenError::Write(e.to_string()))
     };
-    let half = t.plies.len() / 2;
+    let half = t.len / 2;
     let options = format::WriteOptions {
         zstd_level: DTZ_ZSTD_LEVEL,
         block_bytes: DTZ_BLOCK_BYTES,
@@ -211,8 +238,8 @@ pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
     };
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
     let side = |start, left_out: bool| Side {
-        plies: &t.plies,
-        zeroing_wins: left_out.then_some(t.zeroing_wins.as_slice()),
+        plies: t.plies,
+        zeroing_wins: left_out.then_some(t.zeroing_wins),
         start,
         len: half,
     };
@@ -254,7 +281,7 @@ pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
 /// it: draws and unused slots [`UNUSED`](format::UNUSED), and so the wins by a zeroing
 /// move if `zeroing_wins` (one bit a slot) is given.
 struct Side<'a> {
-    plies: &'a Cells,
+    plies: &'a (dyn Fn(std::ops::Range<usize>, &mut Vec<u16>) + Sync),
     zeroing_wins: Option<&'a [u64]>,
     start: usize,
     len: usize,
@@ -266,14 +293,15 @@ impl format::Values for Side<'_> {
     }
 
     fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
-        out.clear();
-        out.extend(range.map(|i| {
-            let s = self.start + i;
-            match self.zeroing_wins {
-                Some(z) if z[s / 64] >> (s % 64) & 1 != 0 => format::UNUSED,
-                _ => self.plies.load(s),
+        let slots = self.start + range.start..self.start + range.end;
+        (self.plies)(slots.clone(), out);
+        if let Some(z) = self.zeroing_wins {
+            for (v, s) in out.iter_mut().zip(slots) {
+                if z[s / 64] >> (s % 64) & 1 != 0 {
+                    *v = format::UNUSED;
+                }
             }
-        }));
+        }
     }
 }
 
@@ -353,57 +381,83 @@ struct ForDtz {
     wdl: Vec<u8>,
 }
 
+/// Writes the WDL and DTM files of a generated table (`g`'s figures in their headers).
+struct TableWriter {
+    material: Material,
+    rules: RuleSet,
+    extra: Vec<u8>,
+    wdl_path: PathBuf,
+    dtm_path: PathBuf,
+    /// Values the files hold: a material that is its own colour mirror (KQvKQ) stores
+    /// White to move only (Black to move is the same table with colours swapped).
+    stored: usize,
+}
+
+impl TableWriter {
+    /// The writer of `g`'s files into `dir` (created if missing), of `slots` slots.
+    fn new(dir: &Path, g: &Generated, slots: usize) -> Result<TableWriter, GenError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| GenError::Write(format!("cannot create {}: {e}", dir.display())))?;
+        Ok(TableWriter {
+            material: g.material,
+            rules: g.rules,
+            extra: serde_json::to_vec(&g.stats).map_err(|e| GenError::Write(e.to_string()))?,
+            wdl_path: table_path(dir, g.material, g.rules, Metric::Wdl),
+            dtm_path: table_path(dir, g.material, g.rules, Metric::Dtm),
+            stored: if g.material.is_symmetric() {
+                slots / 2
+            } else {
+                slots
+            },
+        })
+    }
+
+    fn meta(&self, metric: Metric) -> TableMeta {
+        TableMeta {
+            metric,
+            rules_code: self.rules.base().code(),
+            material: self.material.to_string(),
+            index_scheme: INDEX_SCHEME,
+            extra: self.extra.clone(),
+        }
+    }
+
+    /// Writes the DTM file of the DTM codes `values` (slot order).
+    fn dtm(&self, values: &dyn format::Values) -> Result<format::WriteStats, GenError> {
+        let options = format::WriteOptions {
+            zstd_level: DTM_ZSTD_LEVEL,
+            ..format::WriteOptions::default()
+        };
+        let head = format::Head(values, self.stored);
+        format::write_table_with(&self.dtm_path, &self.meta(Metric::Dtm), &head, &options)
+            .map_err(|e| GenError::Write(e.to_string()))
+    }
+
+    /// Writes the WDL file of its values `values` ([`Generated::wdl_file_values`]).
+    fn wdl(&self, values: &dyn format::Values) -> Result<format::WriteStats, GenError> {
+        // WDL blocks hold 1 M positions (2 bits each): measured on KRQvKR, 24% smaller
+        // than 32 KiB blocks; a cold block still decompresses in well under a millisecond.
+        let options = format::WriteOptions {
+            block_bytes: WDL_BLOCK_BYTES,
+            zstd_level: WDL_ZSTD_LEVEL,
+            ..format::WriteOptions::default()
+        };
+        let head = format::Head(values, self.stored);
+        format::write_table_with(&self.wdl_path, &self.meta(Metric::Wdl), &head, &options)
+            .map_err(|e| GenError::Write(e.to_string()))
+    }
+}
+
 /// [`write`], also keeping what the DTZ retrograde needs: the WDL packed from the codes
 /// between the two files (not before the DTM file, whose writing is the peak of a table's
 /// memory), and the codes' memory.
 fn write_for_dtz(dir: &Path, g: &mut Generated) -> Result<ForDtz, GenError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| GenError::Write(format!("cannot create {}: {e}", dir.display())))?;
-    let extra = serde_json::to_vec(&g.stats).map_err(|e| GenError::Write(e.to_string()))?;
-    let meta = |metric| TableMeta {
-        metric,
-        rules_code: g.rules.base().code(),
-        material: g.material.to_string(),
-        index_scheme: INDEX_SCHEME,
-        extra: extra.clone(),
-    };
-    let wdl_path = table_path(dir, g.material, g.rules, Metric::Wdl);
-    let dtm_path = table_path(dir, g.material, g.rules, Metric::Dtm);
-    // A material that is its own colour mirror (KQvKQ) stores White to move only: Black
-    // to move is the same table with colours swapped.
-    let stored = if g.material.is_symmetric() {
-        g.codes.len() / 2
-    } else {
-        g.codes.len()
-    };
-    let dtm_options = format::WriteOptions {
-        zstd_level: DTM_ZSTD_LEVEL,
-        ..format::WriteOptions::default()
-    };
-    let d = format::write_table_with(
-        &dtm_path,
-        &meta(Metric::Dtm),
-        &format::Head(&g.codes, stored),
-        &dtm_options,
-    )
-    .map_err(|e| GenError::Write(e.to_string()))?;
+    let writer = TableWriter::new(dir, g, g.codes.len())?;
+    let d = writer.dtm(&g.codes)?;
     let packed = pack_wdl(&g.codes);
     let mut wdl = std::mem::take(&mut g.codes);
     super::wdl_values_in_place(&mut wdl, &g.conversions);
-    // WDL blocks hold 1 M positions (2 bits each): measured on KRQvKR, 24% smaller than
-    // 32 KiB blocks; a cold block still decompresses in well under a millisecond.
-    let wdl_options = format::WriteOptions {
-        block_bytes: WDL_BLOCK_BYTES,
-        zstd_level: WDL_ZSTD_LEVEL,
-        ..format::WriteOptions::default()
-    };
-    let w = format::write_table_with(
-        &wdl_path,
-        &meta(Metric::Wdl),
-        &format::Head(&wdl, stored),
-        &wdl_options,
-    )
-    .map_err(|e| GenError::Write(e.to_string()))?;
+    let w = writer.wdl(&wdl)?;
     Ok(ForDtz {
         wdl_bytes: w.file_bytes,
         dtm_bytes: d.file_bytes,
@@ -550,6 +604,12 @@ fn make_table(
     let subs = ResidentSubTables::new(tb, m)?;
     // read before anything is written: a sub-table without its DTZ file fails here
     let cursed_subtables = cursed_subtables(tb, m)?;
+    if TableIndex::for_generation(m.normalized()).slices().len() > 1 {
+        let outcome = make_sliced_table(dir, m, rules, progress, &subs, cursed_subtables)?;
+        drop(subs);
+        reopen_and_check(dir, tb, m)?;
+        return Ok(outcome);
+    }
     let mut g = generate(m, rules, &subs, progress)?;
     if progress.cancelled() {
         return Err(GenError::Cancelled);
@@ -571,7 +631,7 @@ fn make_table(
     drop(subs);
     // The values are on disk now (writing emptied the codes): keep the summary only, or a
     // long run (every 5-man table) would hold every table it wrote.
-    g.conversions = Vec::new();
+    g.conversions = super::ZeroedVec::default();
     reopen_and_check(dir, tb, m)?;
     Ok(TableOutcome::Written {
         table: Box::new(g),
@@ -583,18 +643,131 @@ fn make_table(
     })
 }
 
+/// [`make_table`] a slice at a time ([`TableIndex::slices`], a table with pawns), but for
+/// the check after writing: each slice's values go to temporary files as it is
+/// finished, and the table's files are written from those at the end.
+fn make_sliced_table(
+    dir: &Path,
+    m: Material,
+    rules: RuleSet,
+    progress: &dyn Progress,
+    subs: &ResidentSubTables<'_>,
+    cursed_subtables: bool,
+) -> Result<TableOutcome, GenError> {
+    use super::sliced::{SliceFiles, SpilledCodes, SpilledWdl};
+    std::fs::create_dir_all(dir)
+        .map_err(|e| GenError::Write(format!("cannot create {}: {e}", dir.display())))?;
+    let stored_form = m.normalized();
+    let index = TableIndex::for_generation(stored_form);
+    let layout = index
+        .split_layout()
+        .ok_or_else(|| GenError::Inconsistent(format!("{m} is not made in slices")))?;
+    let size = index.size();
+    let total = 2 * size;
+    let dtm_path = table_path(dir, stored_form, rules, Metric::Dtm);
+    let mut files = SliceFiles::new(&dtm_path, m, rules, subs, progress, cursed_subtables, total)?;
+    let mut g = super::Generator::new(m, rules, subs, progress).run_sliced(&mut files)?;
+    if progress.cancelled() {
+        return Err(GenError::Cancelled);
+    }
+    // the generator's time is the table's, without its DTZ
+    g.seconds -= files.dtz_seconds;
+    let writer = TableWriter::new(dir, &g, total as usize)?;
+    let codes = SpilledCodes {
+        spill: &files.codes,
+        layout,
+        size,
+    };
+    let wdl = SpilledWdl {
+        codes: &files.codes,
+        conversions: &files.conversions,
+        layout,
+        size,
+    };
+    let written = writer
+        .dtm(&codes)
+        .and_then(|d| files.codes.check().map(|()| d))
+        .and_then(|d| {
+            let w = writer.wdl(&wdl)?;
+            files.codes.check()?;
+            files.conversions.check()?;
+            Ok((d, w))
+        });
+    let (d, w) = match written {
+        Ok(dw) => dw,
+        Err(e) => {
+            let _ = std::fs::remove_file(&writer.dtm_path);
+            let _ = std::fs::remove_file(&writer.wdl_path);
+            return Err(e);
+        }
+    };
+    let owner = super::Generator::new(m, rules, subs, progress)
+        .index_scheme(1)
+        .expect("scheme 1");
+    let dtz_stats = files.dtz_counts.finish(&owner, rules.move_rule);
+    let zeroing_wins: Vec<u64> = std::mem::take(&mut files.zeroing_wins)
+        .iter()
+        .map(|w| w.load(std::sync::atomic::Ordering::Relaxed))
+        .collect();
+    let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| {
+        files.plies.read_file_order(&layout, size, range, out);
+    };
+    let dtz = DtzValues {
+        material: g.material,
+        rules,
+        stats: &dtz_stats,
+        plies: &plies,
+        len: total as usize,
+        zeroing_wins: &zeroing_wins,
+    };
+    let dtz_bytes = write_dtz_values(dir, &dtz).and_then(|b| files.plies.check().map(|()| b));
+    let dtz_bytes = match dtz_bytes {
+        Ok(b) => b,
+        Err(e) => {
+            for p in [
+                &writer.dtm_path,
+                &writer.wdl_path,
+                &table_path(dir, stored_form, rules, Metric::Dtz),
+            ] {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+    };
+    let dtz_seconds = files.dtz_seconds;
+    Ok(TableOutcome::Written {
+        table: Box::new(g),
+        wdl_bytes: w.file_bytes,
+        dtm_bytes: d.file_bytes,
+        dtz_bytes,
+        dtz: dtz_stats,
+        dtz_seconds,
+    })
+}
+
 /// Opens `tb` again over `dir` and checks the files of `m` just written through it.
 fn reopen_and_check(dir: &Path, tb: &mut Tablebase, m: Material) -> Result<(), GenError> {
     // A fresh tablebase: one opened before may hold a file that the new one replaced
-    // (a damaged table regenerated), whose open handle still reads the old bytes.
-    *tb = Tablebase::open(dir, tb.rules()).map_err(|e| GenError::Folder {
-        path: dir.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    check_written(tb, m)?;
-    tb.clear_caches();
+    // (a damaged table regenerated), whose open handle still reads the old bytes. The
+    // check reads through one of its own with a smaller cache: its positions are spread
+    // over the table, and a cache of the default size would fill with their blocks (on
+    // KRPvKR, 740 MB more than the table's generation needed). With 64 MiB the check took
+    // longer: KRQvKR 26.1 s in all against 23.4 s.
+    let open = |budget| {
+        Tablebase::open_with_budget(dir, tb.rules(), budget).map_err(|e| GenError::Folder {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })
+    };
+    let check = open(format::CacheBudget::new(CHECK_CACHE_BYTES))?;
+    check_written(&check, m)?;
+    drop(check);
+    *tb = open(format::CacheBudget::new(crate::probe::DEFAULT_CACHE_BYTES))?;
     Ok(())
 }
+
+/// The block cache of the check after writing (see [`reopen_and_check`]).
+const CHECK_CACHE_BYTES: usize = 256 << 20;
 
 /// Checks a table just written by re-deriving [`WRITE_CHECK_SAMPLE`] positions from their
 /// children with the forward move generator, reading the files back (the generator's own

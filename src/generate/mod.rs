@@ -64,11 +64,12 @@ mod passes;
 pub mod plan;
 mod pull;
 mod seed;
+mod sliced;
 mod state;
 pub mod stats;
 
 pub use cells::{Alphabet, Cells};
-pub use generator::{Generator, LossPasses};
+pub use generator::{Generator, LossPasses, Zeroed, ZeroedVec};
 use state::packed_conversion;
 pub(crate) use state::wdl_values_in_place;
 pub use state::{GEN_ALPHABET, MAX_DTM, UNUSED, gen_alphabet, wdl_code};
@@ -175,7 +176,7 @@ pub struct Generated {
     /// The result of each slot's best conversion (capture or promotion), for the side to
     /// move, two bits a slot (slot `s` at bits `2 * (s % 4)` of byte `s / 4`): 0 when it
     /// has none (or the slot is unused), else 1 + loss 0 / draw 1 / win 2.
-    pub conversions: Vec<u8>,
+    pub conversions: ZeroedVec<u8>,
     pub stats: TableStats,
     /// Slots whose state did not fit a byte (see [`Cells`]): the more of those left
     /// after the seed and after the last ply pass.

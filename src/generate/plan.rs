@@ -24,9 +24,10 @@ use crate::rules::RuleSet;
 const BYTES_PER_SLOT: f64 = 2.0;
 
 /// Bytes a slot of a table with pawns (their promotions read large sub-tables through
-/// the block cache, counted apart). Measured with 2 threads: KRPvKR (710 M slots)
-/// 1.27 GiB and KBPvKB (710 M) 1.51 GiB for 2.5 GiB estimated, KQPvKP (533 M) 1.26 GiB
-/// for 3.4 GiB.
+/// the block cache, counted apart), of its largest slice where it is made in slices (see
+/// [`slice_slots`]). Measured with 2 threads when these tables were made whole: KRPvKR
+/// (710 M slots) 1.27 GiB and KBPvKB (710 M) 1.51 GiB for 2.5 GiB estimated, KQPvKP
+/// (533 M) 1.26 GiB for 3.4 GiB; made in slices, KRPvKR 554 MiB for 1.36 GiB.
 const BYTES_PER_SLOT_PAWNS: f64 = 2.5;
 
 /// A sub-table of at most this many slots is read whole into memory (two bytes a slot,
@@ -128,6 +129,39 @@ pub fn disk_bytes(material: Material) -> u64 {
     (slots(material) as f64 * FILE_BYTES_PER_SLOT) as u64
 }
 
+/// Bytes of temporary files a slot of a table made a slice at a time (a table with
+/// pawns, [`TableIndex::slices`]): its DTM codes and DTZ plies, two bytes each, and its
+/// conversions, two bits.
+const SCRATCH_BYTES_PER_SLOT: f64 = 4.25;
+
+/// Estimated bytes of the temporary files a table needs while it is made (none for a
+/// table made whole).
+#[must_use]
+pub fn scratch_bytes(material: Material) -> u64 {
+    if TableIndex::for_generation(material.normalized())
+        .slices()
+        .len()
+        > 1
+    {
+        (slots(material) as f64 * SCRATCH_BYTES_PER_SLOT) as u64
+    } else {
+        0
+    }
+}
+
+/// The slots of a table's largest slice ([`TableIndex::slices`]): what its generation
+/// holds at once (all of them for a table made whole).
+#[must_use]
+pub fn slice_slots(material: Material) -> u64 {
+    let index = TableIndex::for_generation(material.normalized());
+    2 * index
+        .slices()
+        .iter()
+        .map(|r| r.end - r.start)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Estimated peak memory of generating `material` with the threads its job is given
 /// ([`threads`]); see [`memory_bytes_on`].
 #[must_use]
@@ -160,9 +194,14 @@ pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
             }
         })
         .sum();
+    // a table made a slice at a time holds one slice's state, and a bit a slot of the
+    // whole table (its wins by a zeroing move)
+    let held = slice_slots(material);
+    let whole = if held < n { n / 8 } else { 0 };
     BASE_BYTES
         + THREAD_BYTES * threads.max(1) as u64
-        + (n as f64 * per_slot) as u64
+        + (held as f64 * per_slot) as u64
+        + whole
         + 2 * dtm_file(material)
         + subs
 }

@@ -48,10 +48,10 @@ impl Generator<'_> {
         if n == 0 {
             return false;
         }
-        let size = self.size();
+        let size = self.slice.end - self.slice.start;
         let want = (n + 1) as u16;
         let win = (n + 2) as u16;
-        let losses = self.index.slot(!turn, 0)..self.index.slot(!turn, size);
+        let losses = self.slice_slots_of(!turn);
         // The losses at `n` are in the blocks listed or marked for `n`: first a bound,
         // every slot of those blocks. A push of a few losses costs less than the scans.
         let frontier_blocks = &self.frontier_blocks[(n % 2) as usize];
@@ -91,7 +91,7 @@ impl Generator<'_> {
             return false;
         }
         let open = count(
-            self.index.slot(turn, 0)..self.index.slot(turn, size),
+            self.slice_slots_of(turn),
             &|b| has_bit(&self.pull_blocks, b),
             &|c| may_win_at(c, win),
         );
@@ -105,7 +105,8 @@ impl Generator<'_> {
     pub(super) fn pull_wins(&self, turn: Color, n: u32) {
         /// Blocks a task.
         const GROUP: u64 = 16;
-        let slots = self.index.slot(turn, 0)..self.index.slot(turn, self.size());
+        let slots = self.slice_slots_of(turn);
+        let base = self.index.slot(turn, 0);
         let first = slots.start >> MARK_SHIFT;
         let blocks = slots.end.div_ceil(1 << MARK_SHIFT) - first;
         let win = (n + 2) as u16;
@@ -132,7 +133,7 @@ impl Generator<'_> {
                         if !may_win_at(self.codes.load(slot as usize), win) {
                             continue;
                         }
-                        let i = slot - slots.start;
+                        let i = slot - base;
                         let Some(board) = decoder.decode(&self.index, i) else {
                             return self.fail(GenError::Inconsistent(format!(
                                 "slot {slot} holds a state but names no position"

@@ -15,40 +15,34 @@ use crate::role::Piece;
 use crate::value::Value;
 
 impl Generator<'_> {
-    /// Seeds every slot; returns the best conversion of each, packed (see
-    /// [`Generated::conversions`]).
-    pub(super) fn seed(&self) -> Vec<u8> {
-        let total = 2 * self.size();
+    /// Seeds every slot of the slice; writes the best conversion of each, packed (see
+    /// [`Generated::conversions`]), into `conversions` (zero where it is not written: the
+    /// other slices' part is not touched).
+    pub(super) fn seed(&self, conversions: &mut [u8]) {
+        let ranges = self.slice_slots();
+        let slots = ranges.iter().map(|r| r.end - r.start).sum();
         self.progress
-            .begin(&format!("{} seed", self.index.material()), total);
+            .begin(&format!("{} seed", self.index.material()), slots);
         // Each chunk writes its own part of the packed codes (CHUNK is a multiple of 4):
         // no second copy of them is ever made.
-        let mut conversions = vec![0u8; total.div_ceil(4) as usize];
         let max = conversions
             .par_chunks_mut((CHUNK / 4) as usize)
             .enumerate()
             .map_init(
                 || (MoveList::new(), Vec::with_capacity(64)),
                 |(moves, kids), (chunk, packed)| {
-                    let lo = chunk as u64 * CHUNK;
-                    let hi = (lo + CHUNK).min(total);
+                    let chunk = chunk as u64 * CHUNK..(chunk as u64 + 1) * CHUNK;
                     let mut max = 0;
                     if self.progress.cancelled() {
                         return max;
                     }
-                    let mut decoder = Decoder::new(&self.index);
-                    for slot in lo..hi {
-                        let (turn, i) = self.index.split_slot(slot);
-                        let board = decoder.decode_legal(&self.index, i, turn);
-                        let pos = self.position_of(turn, i, board);
-                        let (d, conversion) = self.seed_one(slot, pos, moves, kids);
-                        if let Some(d) = d {
-                            max = max.max(d);
+                    for r in &ranges {
+                        let lo = chunk.start.max(r.start);
+                        let hi = chunk.end.min(r.end);
+                        if lo < hi {
+                            max = max.max(self.seed_run(chunk.start, lo..hi, packed, moves, kids));
                         }
-                        let k = (slot - lo) as usize;
-                        packed[k / 4] |= conversion << (2 * (k % 4));
                     }
-                    self.progress.advance(hi - lo);
                     max
                 },
             )
@@ -56,7 +50,34 @@ impl Generator<'_> {
             .unwrap_or(0);
         self.max_distance.fetch_max(max, Ordering::Relaxed);
         self.progress.end();
-        conversions
+    }
+
+    /// Seeds the slots `run` of the chunk that starts at `first` and whose conversions are
+    /// `packed`; returns the longest distance given.
+    fn seed_run(
+        &self,
+        first: u64,
+        run: std::ops::Range<u64>,
+        packed: &mut [u8],
+        moves: &mut MoveList,
+        kids: &mut Vec<u64>,
+    ) -> u32 {
+        let (lo, hi) = (run.start, run.end);
+        let mut max = 0;
+        let mut decoder = Decoder::new(&self.index);
+        for slot in lo..hi {
+            let (turn, i) = self.index.split_slot(slot);
+            let board = decoder.decode_legal(&self.index, i, turn);
+            let pos = self.position_of(turn, i, board);
+            let (d, conversion) = self.seed_one(slot, pos, moves, kids);
+            if let Some(d) = d {
+                max = max.max(d);
+            }
+            let k = (slot - first) as usize;
+            packed[k / 4] |= conversion << (2 * (k % 4));
+        }
+        self.progress.advance(hi - lo);
+        max
     }
 
     /// Seeds one slot; returns the distance of a (tentative) decided value and the

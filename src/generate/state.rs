@@ -55,7 +55,7 @@ pub(super) const fn open_state(count: u16, has_conversion: bool) -> u16 {
 pub(crate) fn wdl_values_in_place(codes: &mut Cells, conversions: &[u8]) {
     // Runs restart every 2^20 slots (a WDL block), so the chunks go in parallel. Each
     // value needs its own code and the value before it, so one pass rewrites them.
-    const CHUNK: usize = 1 << 20;
+    const CHUNK: usize = WDL_RUN;
     let codes = &*codes;
     (0..codes.len().div_ceil(CHUNK))
         .into_par_iter()
@@ -66,18 +66,28 @@ pub(crate) fn wdl_values_in_place(codes: &mut Cells, conversions: &[u8]) {
                 if c == UNUSED {
                     continue;
                 }
-                let exact = wdl_code(Value::from_dtm_code(c).wdl());
-                let conversion = packed_conversion(conversions, s);
-                let v = if conversion != 0 && u16::from(conversion - 1) == exact {
-                    prev.min(exact)
-                } else {
-                    exact
-                };
+                let v = wdl_file_value(c, packed_conversion(conversions, s), prev);
                 codes.store(s, v);
                 prev = v;
             }
         });
 }
+
+/// The WDL file's value of a used slot with DTM code `code` and conversion code
+/// `conversion`, after a used slot of value `prev` (0 at the start of a run; see
+/// [`Generated::wdl_file_values`]).
+#[inline]
+pub(super) fn wdl_file_value(code: u16, conversion: u8, prev: u16) -> u16 {
+    let exact = wdl_code(Value::from_dtm_code(code).wdl());
+    if conversion != 0 && u16::from(conversion - 1) == exact {
+        prev.min(exact)
+    } else {
+        exact
+    }
+}
+
+/// The run length of [`wdl_values_in_place`]: a WDL file's block.
+pub(super) const WDL_RUN: usize = 1 << 20;
 
 /// The conversion code of `slot` in packed codes (see [`Generated::conversions`]).
 #[inline]

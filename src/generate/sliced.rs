@@ -1,0 +1,412 @@
+//! Making the files of a table a slice at a time ([`crate::index::TableIndex::slices`]):
+//! each slice's DTM codes, conversions and DTZ are made in memory, then written to
+//! temporary files beside the table's (in the generator's order, scheme 2), and the
+//! memory is freed before the next slice; the table's files are then written from those,
+//! read back in the files' order (scheme 1, [`SplitLayout`]). A table with a lone pawn so
+//! needs the memory of its largest slice, a quarter of the table.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::cells::Cells;
+use super::dtz::{DTZ_ALPHABET, DtzCounts, Leaves, generate_dtz_slice, pack_wdl_in};
+use super::generator::{Generator, SliceSink, ZeroedVec, zeroed};
+use super::state::{UNUSED, WDL_RUN, wdl_file_value};
+use super::{GenError, Progress, SubTables};
+use crate::format;
+use crate::index::SplitLayout;
+use crate::material::Material;
+use crate::rules::RuleSet;
+
+/// Slots a spill reads or writes at once.
+const RUN: usize = 1 << 20;
+
+/// A temporary file of values while a table is made a slice at a time, named as the
+/// table's temporaries are (`.NAME.tmp.PID.KIND`, removed by a later run if this process
+/// dies) and removed when dropped.
+pub(super) struct Spill {
+    path: PathBuf,
+    file: File,
+    /// The first read error (reads come from file writers, which take no errors).
+    error: Mutex<Option<String>>,
+}
+
+impl Spill {
+    /// A new empty spill beside `table` (the path of a table file), of kind `kind`.
+    pub(super) fn create(table: &Path, kind: &str) -> Result<Spill, GenError> {
+        let name = table
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let path = table.with_file_name(format!(".{name}.tmp.{}.{kind}", std::process::id()));
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| GenError::Write(format!("cannot create {}: {e}", path.display())))?;
+        Ok(Spill {
+            path,
+            file,
+            error: Mutex::new(None),
+        })
+    }
+
+    fn write_at(&self, bytes: &[u8], offset: u64) -> Result<(), GenError> {
+        write_all_at(&self.file, bytes, offset)
+            .map_err(|e| GenError::Write(format!("cannot write {}: {e}", self.path.display())))
+    }
+
+    /// Reads `buf.len()` bytes at `offset`; on an error, zeros and the error kept for
+    /// [`Spill::check`].
+    fn read_at(&self, buf: &mut [u8], offset: u64) {
+        if let Err(e) = read_exact_at(&self.file, buf, offset) {
+            buf.fill(0);
+            let mut error = self.error.lock().unwrap_or_else(|p| p.into_inner());
+            error.get_or_insert_with(|| format!("cannot read {}: {e}", self.path.display()));
+        }
+    }
+
+    /// Whether every read so far succeeded.
+    pub(super) fn check(&self) -> Result<(), GenError> {
+        match self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(GenError::Write(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the values of the slots `range` of `cells`, two bytes each at their slot.
+    fn write_cells(&self, cells: &Cells, range: std::ops::Range<u64>) -> Result<(), GenError> {
+        let runs: Vec<std::ops::Range<usize>> = (range.start as usize..range.end as usize)
+            .step_by(RUN)
+            .map(|lo| lo..(lo + RUN).min(range.end as usize))
+            .collect();
+        runs.par_iter().try_for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(values, bytes): &mut (Vec<u16>, Vec<u8>), r| {
+                cells.read_into(r.clone(), values);
+                let le: &[u8] = if cfg!(target_endian = "little") {
+                    bytemuck::cast_slice(values)
+                } else {
+                    bytes.clear();
+                    bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+                    bytes
+                };
+                self.write_at(le, 2 * r.start as u64)
+            },
+        )
+    }
+
+    /// The values of the slots `range` in the files' order (scheme 1), from a spill of
+    /// values in the generator's (see [`SplitLayout`]; `size` indices a side to move).
+    pub(super) fn read_file_order(
+        &self,
+        layout: &SplitLayout,
+        size: u64,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<u16>,
+    ) {
+        out.clear();
+        gather(
+            layout,
+            size,
+            range,
+            |r, buf: &mut Vec<u16>| self.read_values(r, buf),
+            out,
+        );
+    }
+
+    /// The packed 2-bit codes of the slots `range` in the files' order, one a byte, from
+    /// a spill of packed codes (four a byte) in the generator's order.
+    pub(super) fn read_packed_file_order(
+        &self,
+        layout: &SplitLayout,
+        size: u64,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<u8>,
+    ) {
+        out.clear();
+        let read = |r: std::ops::Range<usize>, buf: &mut Vec<u8>| {
+            let first = r.start / 4;
+            let mut bytes = vec![0u8; r.end.div_ceil(4) - first];
+            self.read_at(&mut bytes, first as u64);
+            buf.clear();
+            buf.extend(r.map(|s| (bytes[s / 4 - first] >> (2 * (s % 4))) & 3));
+        };
+        gather(layout, size, range, read, out);
+    }
+
+    /// The values of the slots `range`, as [`Spill::write_cells`] wrote them.
+    pub(super) fn read_values(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        out.clear();
+        out.resize(range.len(), 0);
+        self.read_at(bytemuck::cast_slice_mut(out), 2 * range.start as u64);
+        if cfg!(target_endian = "big") {
+            for v in out.iter_mut() {
+                *v = u16::from_le(*v);
+            }
+        }
+    }
+}
+
+/// The values of slots `range` in the files' order (scheme 1) into `out`, from values
+/// in the generator's order that `read` gives a range at a time: for the units the range
+/// touches, one read a file pair (slice) and side to move.
+fn gather<T: Copy + Default>(
+    layout: &SplitLayout,
+    size: u64,
+    range: std::ops::Range<usize>,
+    read: impl Fn(std::ops::Range<usize>, &mut Vec<T>),
+    out: &mut Vec<T>,
+) {
+    let run = layout.run as usize;
+    let file_unit = SplitLayout::FILE_RUNS as usize * run;
+    let slice_unit = SplitLayout::SLICE_RUNS as usize * run;
+    let size = size as usize;
+    let mut start = range.start;
+    let mut buffers: [Vec<T>; 4] = Default::default();
+    while start < range.end {
+        // one side to move at a time
+        let side = start / size * size;
+        let end = range.end.min(side + size);
+        let (lo, hi) = (start - side, end - side);
+        let units = lo / file_unit..hi.div_ceil(file_unit);
+        for (pair, buf) in buffers.iter_mut().enumerate() {
+            let first = side + pair * layout.slice as usize + units.start * slice_unit;
+            read(first..first + units.len() * slice_unit, buf);
+        }
+        // a run of one pawn place at a time
+        let mut i = lo;
+        while i < hi {
+            let (unit, within) = (i / file_unit - units.start, i % file_unit);
+            let (p, r) = (within / run, within % run);
+            let take = (run - r).min(hi - i);
+            let (pair, q) = SplitLayout::slice_place(p as u64);
+            let at = unit * slice_unit + q as usize * run + r;
+            out.extend_from_slice(&buffers[pair as usize][at..at + take]);
+            i += take;
+        }
+        start = end;
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(unix)]
+fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn write_all_at(file: &File, mut bytes: &[u8], mut offset: u64) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(file, bytes, offset)?;
+        bytes = &bytes[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_read(file, buf, offset)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf = &mut buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// The values of a table's spilled DTM codes in the files' order, for the file writer.
+pub(super) struct SpilledCodes<'a> {
+    pub spill: &'a Spill,
+    pub layout: SplitLayout,
+    /// Indices a side to move.
+    pub size: u64,
+}
+
+impl format::Values for SpilledCodes<'_> {
+    fn len(&self) -> usize {
+        2 * self.size as usize
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        self.spill
+            .read_file_order(&self.layout, self.size, range, out);
+    }
+}
+
+/// The values of a table's WDL file ([`super::Generated::wdl_file_values`]) from its
+/// spilled DTM codes and conversions.
+pub(super) struct SpilledWdl<'a> {
+    pub codes: &'a Spill,
+    pub conversions: &'a Spill,
+    pub layout: SplitLayout,
+    /// Indices a side to move.
+    pub size: u64,
+}
+
+impl format::Values for SpilledWdl<'_> {
+    fn len(&self) -> usize {
+        2 * self.size as usize
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        // a value depends on the one before it, back to the start of its run
+        let from = range.start / WDL_RUN * WDL_RUN;
+        let mut codes = Vec::new();
+        self.codes
+            .read_file_order(&self.layout, self.size, from..range.end, &mut codes);
+        let mut conversions = Vec::new();
+        self.conversions.read_packed_file_order(
+            &self.layout,
+            self.size,
+            from..range.end,
+            &mut conversions,
+        );
+        out.clear();
+        let mut prev = 0;
+        for (k, (&c, &conversion)) in codes.iter().zip(&conversions).enumerate() {
+            let v = if c == UNUSED {
+                UNUSED
+            } else {
+                prev = wdl_file_value(c, conversion, prev);
+                prev
+            };
+            if from + k >= range.start {
+                out.push(v);
+            }
+        }
+    }
+}
+
+/// Takes the slices of a table as the generator finishes them: writes their DTM codes and
+/// conversions to spills, makes their DTZ and writes it to a spill too.
+pub(super) struct SliceFiles<'a> {
+    pub material: Material,
+    pub rules: RuleSet,
+    pub sub: &'a dyn SubTables,
+    pub progress: &'a dyn Progress,
+    /// See [`Leaves::cursed_subtables`].
+    pub cursed_subtables: bool,
+    pub codes: Spill,
+    /// The packed conversions, a byte for four slots.
+    pub conversions: Spill,
+    pub plies: Spill,
+    /// As [`super::dtz::DtzTable::zeroing_wins`], of the slices so far, in the files'
+    /// order.
+    pub zeroing_wins: ZeroedVec<AtomicU64>,
+    pub dtz_counts: DtzCounts,
+    pub dtz_spilled: usize,
+    pub dtz_rounds: u32,
+    pub dtz_seconds: f64,
+}
+
+impl<'a> SliceFiles<'a> {
+    /// Spills beside `table` (the path of the table's DTM file) for a table of `total`
+    /// slots.
+    pub(super) fn new(
+        table: &Path,
+        material: Material,
+        rules: RuleSet,
+        sub: &'a dyn SubTables,
+        progress: &'a dyn Progress,
+        cursed_subtables: bool,
+        total: u64,
+    ) -> Result<SliceFiles<'a>, GenError> {
+        Ok(SliceFiles {
+            material,
+            rules,
+            sub,
+            progress,
+            cursed_subtables,
+            codes: Spill::create(table, "codes")?,
+            conversions: Spill::create(table, "conversions")?,
+            plies: Spill::create(table, "plies")?,
+            zeroing_wins: zeroed(total.div_ceil(64) as usize),
+            dtz_counts: DtzCounts::default(),
+            dtz_spilled: 0,
+            dtz_rounds: 0,
+            dtz_seconds: 0.0,
+        })
+    }
+}
+
+impl SliceSink for SliceFiles<'_> {
+    fn slice(
+        &mut self,
+        g: &Generator<'_>,
+        slice: std::ops::Range<u64>,
+        codes: Cells,
+        conversions: ZeroedVec<u8>,
+    ) -> Result<(), GenError> {
+        let ranges = g.slice_slots();
+        for r in &ranges {
+            self.codes.write_cells(&codes, r.clone())?;
+            // slices start and end at multiples of 4 slots (of 1,806 shah pairs)
+            let bytes = (r.start / 4) as usize..r.end.div_ceil(4) as usize;
+            self.conversions
+                .write_at(&conversions[bytes.clone()], bytes.start as u64)?;
+        }
+        let start = Instant::now();
+        let wdl = pack_wdl_in(&codes, &ranges);
+        let leaves = Leaves {
+            conversions: Some(&conversions),
+            cursed_subtables: self.cursed_subtables,
+        };
+        // the codes' memory becomes the DTZ state
+        let part = generate_dtz_slice(
+            DTZ_ALPHABET,
+            self.material,
+            self.rules,
+            &wdl,
+            &leaves,
+            self.sub,
+            self.progress,
+            Some(slice),
+            codes,
+        )?;
+        drop(wdl);
+        drop(conversions);
+        // the wins by a zeroing move, at their slots in the files' order
+        let n = g.size();
+        let file_slot = |s: u64| s / n * n + g.index.file_index(s % n);
+        for r in &ranges {
+            self.plies.write_cells(&part.plies, r.clone())?;
+            (r.start / 64..r.end.div_ceil(64))
+                .into_par_iter()
+                .for_each(|w| {
+                    let mut bits = part.zeroing_wins[w as usize].load(Ordering::Relaxed);
+                    while bits != 0 {
+                        let s = file_slot(w * 64 + u64::from(bits.trailing_zeros()));
+                        bits &= bits - 1;
+                        self.zeroing_wins[(s / 64) as usize]
+                            .fetch_or(1 << (s % 64), Ordering::Relaxed);
+                    }
+                });
+        }
+        self.dtz_counts.merge(&part.counts);
+        self.dtz_spilled = self.dtz_spilled.max(part.spilled);
+        self.dtz_rounds = self.dtz_rounds.max(part.rounds);
+        self.dtz_seconds += start.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
