@@ -39,7 +39,10 @@ fn memory_refusal_parts(material: &str, limit_shown: &str) -> Vec<String> {
         format!("{} needs more memory than the limit", needs.material),
         format!("{} positions", thousands(needs.positions)),
         format!("about {} of memory", human_bytes(needs.memory_bytes)),
-        format!("{} of disk", human_bytes(needs.disk_bytes)),
+        format!(
+            "{} of disk",
+            human_bytes(needs.disk_bytes + needs.scratch_bytes)
+        ),
         format!("the memory limit is {limit_shown}"),
         "--memory-limit SIZE raises it".to_string(),
         "nothing was written".to_string(),
@@ -142,7 +145,7 @@ fn a_table_states_what_it_needs_before_it_starts() {
     let line = format!(
         "KRvKQ: 3,784,704 positions; about {} of memory and {} of disk (estimated)",
         human_bytes(needs.memory_bytes),
-        human_bytes(needs.disk_bytes)
+        human_bytes(needs.disk_bytes + needs.scratch_bytes)
     );
     let announced = err
         .find(&line)

@@ -129,8 +129,19 @@ impl Cells {
         for shard in self.spill.iter_mut() {
             shard.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
         }
+        // the bytes are written, not read: a spilled value's entry is gone already
+        let byte = self.alphabet.encode(fill);
         for r in ranges {
-            self.map_range(r.start as usize..r.end as usize, 1 << 16, |_, _| fill);
+            let r = r.start as usize..r.end as usize;
+            match byte {
+                Some(b) => self.bytes[r]
+                    .par_chunks_mut(1 << 16)
+                    .for_each(|c| c.iter_mut().for_each(|x| *x.get_mut() = b)),
+                None => r.for_each(|i| {
+                    self.bytes[i].store(0, Ordering::Relaxed);
+                    self.store(i, fill);
+                }),
+            }
         }
     }
 

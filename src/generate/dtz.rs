@@ -495,7 +495,6 @@ impl Run<'_, '_> {
             .flat_map(|(_, r)| r)
             .map(|r| r.end - r.start)
             .sum();
-        let material = g.index.material();
         // a stage's passes read only its own marks and tallies
         marks.par_iter().for_each(|m| {
             for w in &m.0 {
@@ -509,8 +508,8 @@ impl Run<'_, '_> {
         }
         self.open_wins.store(0, Ordering::Relaxed);
         let label = match advance {
-            Some(a) => format!("{material} DTZ seed, pawn advance {a}"),
-            None => format!("{material} DTZ seed"),
+            Some(a) => format!("{} DTZ seed, pawn advance {a}", g.label()),
+            None => format!("{} DTZ seed", g.label()),
         };
         g.progress.begin(&label, total);
         self.chunks.par_iter().for_each_init(

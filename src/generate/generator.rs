@@ -202,6 +202,18 @@ impl<'a> Generator<'a> {
         out
     }
 
+    /// The table's name in progress labels: its material, and the slice being made where
+    /// it is made in slices ("KRPvKR, files b and g").
+    pub(super) fn label(&self) -> String {
+        let material = self.index.material();
+        if self.index.slices().len() == 1 {
+            return material.to_string();
+        }
+        let pair = self.slice.start / self.slice.end.saturating_sub(self.slice.start).max(1);
+        let file = |f: u64| char::from(b'a' + f as u8);
+        format!("{material}, files {} and {}", file(pair), file(7 - pair))
+    }
+
     /// The slots of the slice being made with `turn` to move.
     pub(super) fn slice_slots_of(&self, turn: Color) -> std::ops::Range<u64> {
         self.index.slot(turn, self.slice.start)..self.index.slot(turn, self.slice.end)

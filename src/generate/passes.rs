@@ -46,7 +46,7 @@ impl Generator<'_> {
             let skip = |slot: u64| pull[usize::from(slot < size)];
             let wanted = self.codes.matcher(want);
             self.progress
-                .begin(&format!("{} ply {n}", self.index.material()), total);
+                .begin(&format!("{} ply {n}", self.label()), total);
             (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(
                 || {
                     (

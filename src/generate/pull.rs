@@ -111,7 +111,7 @@ impl Generator<'_> {
         let blocks = slots.end.div_ceil(1 << MARK_SHIFT) - first;
         let win = (n + 2) as u16;
         self.progress.begin(
-            &format!("{} ply {n} (pull)", self.index.material()),
+            &format!("{} ply {n} (pull)", self.label()),
             blocks << MARK_SHIFT,
         );
         (0..blocks.div_ceil(GROUP)).into_par_iter().for_each_init(

@@ -22,7 +22,7 @@ impl Generator<'_> {
         let ranges = self.slice_slots();
         let slots = ranges.iter().map(|r| r.end - r.start).sum();
         self.progress
-            .begin(&format!("{} seed", self.index.material()), slots);
+            .begin(&format!("{} seed", self.label()), slots);
         // Each chunk writes its own part of the packed codes (CHUNK is a multiple of 4):
         // no second copy of them is ever made.
         let max = conversions
