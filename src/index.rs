@@ -50,29 +50,21 @@ struct Places {
     square_of: [u8; 64],
     /// Number of places.
     count: u32,
-    /// Whether places follow the order of squares (then a group's squares, in the order
-    /// of a bitboard, are its places in order).
-    monotone: bool,
 }
 
 impl Places {
     /// Places from a map place -> square of `count` places.
     const fn new(square_of: [u8; 64], count: u32) -> Places {
         let mut place_of = [u8::MAX; 64];
-        let mut monotone = true;
         let mut p = 0;
         while p < count as usize {
             place_of[square_of[p] as usize] = p as u8;
-            if p > 0 && square_of[p] < square_of[p - 1] {
-                monotone = false;
-            }
             p += 1;
         }
         Places {
             place_of,
             square_of,
             count,
-            monotone,
         }
     }
 
@@ -978,26 +970,14 @@ impl TableIndex {
             // a split pawn keeps its file pair: the pair's part of its place cancels out
             (place(from), place(to))
         } else {
+            // a group of several keeps scheme 1's places, in the order of squares (only a
+            // lone pawn is split), so a bitboard gives them in order
             let bb = squares();
             let colex = |bb: Bitboard| -> u64 {
-                if g.places.monotone {
-                    bb.into_iter()
-                        .enumerate()
-                        .map(|(k, s)| BINOM[place(s) as usize][k + 1])
-                        .sum()
-                } else {
-                    let mut places = [0u64; 16];
-                    for (i, s) in bb.into_iter().enumerate() {
-                        places[i] = place(s);
-                    }
-                    let places = &mut places[..g.count];
-                    places.sort_unstable();
-                    places
-                        .iter()
-                        .enumerate()
-                        .map(|(k, &p)| BINOM[p as usize][k + 1])
-                        .sum()
-                }
+                bb.into_iter()
+                    .enumerate()
+                    .map(|(k, s)| BINOM[place(s) as usize][k + 1])
+                    .sum()
             };
             (colex(bb), colex(bb.without(from).with(to)))
         };
