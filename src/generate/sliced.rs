@@ -171,6 +171,10 @@ fn gather<T: Copy + Default>(
     let size = size as usize;
     let mut start = range.start;
     let mut buffers: [Vec<T>; 4] = Default::default();
+    let places: [(usize, usize); SplitLayout::FILE_RUNS as usize] = std::array::from_fn(|p| {
+        let (pair, q) = SplitLayout::slice_place(p as u64);
+        (pair as usize, q as usize)
+    });
     while start < range.end {
         // one side to move at a time
         let side = start / size * size;
@@ -181,16 +185,26 @@ fn gather<T: Copy + Default>(
             let first = side + pair * layout.slice as usize + units.start * slice_unit;
             read(first..first + units.len() * slice_unit, buf);
         }
-        // a run of one pawn place at a time
+        // a run of one pawn place at a time, a unit (48 places) at a time: no division
+        // a value where a run is a single index
         let mut i = lo;
         while i < hi {
             let (unit, within) = (i / file_unit - units.start, i % file_unit);
-            let (p, r) = (within / run, within % run);
-            let take = (run - r).min(hi - i);
-            let (pair, q) = SplitLayout::slice_place(p as u64);
-            let at = unit * slice_unit + q as usize * run + r;
-            out.extend_from_slice(&buffers[pair as usize][at..at + take]);
-            i += take;
+            let (mut p, mut r) = (within / run, within % run);
+            while p < places.len() && i < hi {
+                let (pair, q) = places[p];
+                let take = (run - r).min(hi - i);
+                let at = unit * slice_unit + q * run + r;
+                let buf = &buffers[pair];
+                if take == 1 {
+                    out.push(buf[at]);
+                } else {
+                    out.extend_from_slice(&buf[at..at + take]);
+                }
+                i += take;
+                r = 0;
+                p += 1;
+            }
         }
         start = end;
     }
@@ -270,31 +284,60 @@ impl format::Values for SpilledWdl<'_> {
     }
 
     fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
-        // a value depends on the one before it, back to the start of its run
-        let from = range.start / WDL_RUN * WDL_RUN;
-        let mut codes = Vec::new();
-        self.codes
-            .read_file_order(&self.layout, self.size, from..range.end, &mut codes);
-        let mut conversions = Vec::new();
-        self.conversions.read_packed_file_order(
-            &self.layout,
-            self.size,
-            from..range.end,
-            &mut conversions,
-        );
+        let (mut codes, mut conversions) = (Vec::new(), Vec::new());
+        let mut prev = self.value_before(range.start, &mut codes, &mut conversions);
+        self.read(range, &mut codes, &mut conversions);
         out.clear();
-        let mut prev = 0;
-        for (k, (&c, &conversion)) in codes.iter().zip(&conversions).enumerate() {
-            let v = if c == UNUSED {
+        out.extend(codes.iter().zip(&conversions).map(|(&c, &conversion)| {
+            if c == UNUSED {
                 UNUSED
             } else {
                 prev = wdl_file_value(c, conversion, prev);
                 prev
-            };
-            if from + k >= range.start {
-                out.push(v);
             }
+        }));
+    }
+}
+
+impl SpilledWdl<'_> {
+    /// Slots read at a time by [`SpilledWdl::value_before`].
+    const BACK: usize = 1 << 12;
+
+    /// The DTM codes and conversions of the slots `range`, in the files' order.
+    fn read(&self, range: std::ops::Range<usize>, codes: &mut Vec<u16>, conversions: &mut Vec<u8>) {
+        self.codes
+            .read_file_order(&self.layout, self.size, range.clone(), codes);
+        self.conversions
+            .read_packed_file_order(&self.layout, self.size, range, conversions);
+    }
+
+    /// The WDL file's value of the last used slot before `slot` in its run (0 at the start
+    /// of a run), as [`wdl_file_value`] makes it slot by slot from the start of the run:
+    /// looking back from `slot`, the smallest exact value of the slots whose conversion
+    /// achieves it, down to the first slot whose conversion does not (its exact value
+    /// included) or to the start of the run (0).
+    fn value_before(&self, slot: usize, codes: &mut Vec<u16>, conversions: &mut Vec<u8>) -> u16 {
+        let run_start = slot / WDL_RUN * WDL_RUN;
+        let mut smallest = u16::MAX;
+        let mut end = slot;
+        while end > run_start {
+            let from = end.saturating_sub(Self::BACK).max(run_start);
+            self.read(from..end, codes, conversions);
+            for (&c, &conversion) in codes.iter().zip(conversions.iter()).rev() {
+                if c == UNUSED {
+                    continue;
+                }
+                // the slot's exact value (nothing before it to cap it)
+                let exact = wdl_file_value(c, conversion, u16::MAX);
+                if wdl_file_value(c, conversion, 0) == exact {
+                    // its value does not depend on the slots before it
+                    return smallest.min(exact);
+                }
+                smallest = smallest.min(exact);
+            }
+            end = from;
         }
+        0
     }
 }
 
