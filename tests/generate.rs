@@ -317,7 +317,6 @@ fn a_table_made_in_slices_is_the_table_made_whole() {
     use shatranj_tb::index::TableIndex;
     for (material, rules) in [
         ("KPvKR", RuleSet::default()),
-        ("KPvKP", RuleSet::default()),
         ("KNvKP", "bare-king=immediate".parse().unwrap()),
     ] {
         let material: Material = material.parse::<Material>().unwrap().normalized();

@@ -1458,7 +1458,7 @@ mod tests {
             ..base
         };
         let mut tables = MemoryTables::new(base);
-        for name in ["KPvKP", "KNvKP", "KRvKP"] {
+        for name in ["KPvKP", "KNvKP"] {
             let m = name.parse::<Material>().expect("material").normalized();
             tables.generate(m).expect("generated");
             let one = dtz_of(&tables, m, rules, false);
