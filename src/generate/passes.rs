@@ -235,7 +235,7 @@ impl Generator<'_> {
             }
         }
         #[cfg(debug_assertions)]
-        {
+        if super::cross_checked(i) {
             let mut fast = preds[start..].to_vec();
             let mut slow = Vec::new();
             pos.for_each_unmove(UnMoveKinds::QUIET, |um, prev| {
@@ -380,7 +380,9 @@ impl Generator<'_> {
             }
         }
         #[cfg(debug_assertions)]
-        self.check_loss(slot, n, worst, moves);
+        if super::cross_checked(slot) {
+            self.check_loss(slot, n, worst, moves);
+        }
         let _ = moves;
         let loss = worst + 1;
         if loss > MAX_DTM {
