@@ -148,6 +148,87 @@ fn a_table_made_in_slices_leaves_its_files_only() {
     assert_eq!(names(b.path()), before);
 }
 
+/// A table stopped once its WDL and DTM files are in place (in its DTZ retrograde, while
+/// its DTZ file is read back, or in the check after writing) fails as cancelled and
+/// leaves none of its files, so that the folder is as it was; one not stopped is made.
+#[test]
+fn a_table_stopped_after_its_first_files_leaves_none() {
+    let names = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let m: Material = "KRvKN".parse().unwrap();
+    assert_eq!(TableIndex::for_generation(m).slices().len(), 1);
+    let dir = tempfile::tempdir().unwrap();
+    for sub in shatranj_tb::generate::plan::reads(m) {
+        for metric in ["tbw", "tbd", "tbz"] {
+            let name = format!("{sub}.counter-loss.{metric}");
+            std::fs::copy(default_tables().join(&name), dir.path().join(&name)).unwrap();
+        }
+    }
+    let before = names(dir.path());
+    let file = |metric: &str| dir.path().join(format!("{m}.counter-loss.{metric}"));
+    let dtz_temporary = || {
+        names(dir.path())
+            .iter()
+            .any(|n| n.starts_with(&format!(".{m}.counter-loss.tbz.tmp.")))
+    };
+    let in_dtz = StopWhen::new(|| file("tbd").exists() && file("tbw").exists());
+    let reading_dtz_back = StopWhen::new(dtz_temporary);
+    let in_check = StopWhen::new(|| file("tbz").exists());
+    for stop in [in_dtz, reading_dtz_back, in_check] {
+        let stopped =
+            shatranj_tb::generate::files::generate_one(dir.path(), m, RuleSet::default(), &stop);
+        assert!(
+            matches!(stopped, Err(shatranj_tb::generate::GenError::Cancelled)),
+            "{stopped:?}"
+        );
+        assert!(stop.fired.load(std::sync::atomic::Ordering::Relaxed));
+        assert_eq!(names(dir.path()), before);
+    }
+    let made = shatranj_tb::generate::files::generate_one(
+        dir.path(),
+        m,
+        RuleSet::default(),
+        &StopWhen::new(|| false),
+    );
+    assert!(matches!(made, Ok(TableOutcome::Written { .. })), "{made:?}");
+    assert_eq!(names(dir.path()).len(), before.len() + 3);
+}
+
+/// A progress that asks to stop from the first time `when` holds.
+struct StopWhen<'a> {
+    when: Box<dyn Fn() -> bool + Sync + 'a>,
+    fired: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> StopWhen<'a> {
+    fn new(when: impl Fn() -> bool + Sync + 'a) -> StopWhen<'a> {
+        StopWhen {
+            when: Box::new(when),
+            fired: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl shatranj_tb::generate::Progress for StopWhen<'_> {
+    fn cancelled(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.fired.load(Relaxed) {
+            return true;
+        }
+        let now = (self.when)();
+        if now {
+            self.fired.store(true, Relaxed);
+        }
+        now
+    }
+}
+
 /// A progress that asks to stop once a DTZ pass begins.
 #[derive(Default)]
 struct StopAtDtz(std::sync::atomic::AtomicBool);

@@ -158,6 +158,8 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
     }
     let mut written = 0;
     let mut kept = 0;
+    // a table's whole time (made, written, checked): from the report before its own
+    let mut last = Instant::now();
     let result = generate_into_within(
         &args.tables.tables,
         &materials,
@@ -166,6 +168,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
         &bars,
         |outcome| match outcome {
             TableOutcome::Kept(m) => {
+                last = Instant::now();
                 kept += 1;
                 bars.println(&format!("{m}: present and intact, kept"));
             }
@@ -178,6 +181,8 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                 dtz_seconds,
             } => {
                 written += 1;
+                let whole = last.elapsed().as_secs_f64();
+                last = Instant::now();
                 let s = &table.stats;
                 let positions = s.white.legal + s.black.legal;
                 let longest = s
@@ -207,7 +212,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                     dtm_bytes
                 ));
                 bars.println(&format!(
-                    "{}: DTZ (move rule {}) {:.1} s, {dtz_bytes} bytes, longest {} plies, {} cursed wins, {} blessed losses",
+                    "{}: DTZ (move rule {}) {:.1} s, {dtz_bytes} bytes, longest {} plies, {} cursed wins, {} blessed losses; {whole:.1} s in all with the files written and checked",
                     table.material,
                     dtz.move_rule,
                     dtz_seconds,

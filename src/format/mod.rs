@@ -83,8 +83,8 @@ pub use cache::{CacheBudget, CacheStats};
 pub use header::{FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_EXTRA_LEN};
 pub use read::{DEFAULT_CACHE_BYTES, TableFile};
 pub use write::{
-    DEFAULT_BLOCK_BYTES, DEFAULT_ZSTD_LEVEL, Head, Values, WriteOptions, WriteStats,
-    write_smaller_with, write_table, write_table_with,
+    DEFAULT_BLOCK_BYTES, DEFAULT_ZSTD_LEVEL, Head, Stop, Values, WriteOptions, WriteStats,
+    write_smaller_until, write_smaller_with, write_table, write_table_until, write_table_with,
 };
 
 use std::fmt;
@@ -205,6 +205,8 @@ pub enum FormatError {
         expected: u16,
         found: u16,
     },
+    /// Writing was asked to stop ([`write_table_until`]); nothing was written.
+    Interrupted { path: PathBuf },
 }
 
 impl FormatError {
@@ -219,7 +221,8 @@ impl FormatError {
             | FormatError::ChecksumMismatch { path, .. }
             | FormatError::IndexOutOfRange { path, .. }
             | FormatError::InvalidInput { path, .. }
-            | FormatError::VerifyFailed { path, .. } => path,
+            | FormatError::VerifyFailed { path, .. }
+            | FormatError::Interrupted { path } => path,
         }
     }
 
@@ -315,6 +318,9 @@ impl fmt::Display for FormatError {
                 "table file {}: verification after write failed at index {index}: wrote {expected}, read back {found}",
                 path.display()
             ),
+            FormatError::Interrupted { path } => {
+                write!(f, "table file {}: writing was stopped", path.display())
+            }
         }
     }
 }

@@ -732,10 +732,12 @@ impl TableFile {
         Ok(out)
     }
 
-    /// Checks that every value other than [`UNUSED`] reads back as in `values`.
+    /// Checks that every value other than [`UNUSED`] reads back as in `values`; stops with
+    /// [`FormatError::Interrupted`] once `stop` says so (asked before each block).
     pub(crate) fn check_values<V: super::Values + ?Sized>(
         &self,
         values: &V,
+        stop: super::Stop<'_>,
     ) -> Result<(), FormatError> {
         if values.len() as u64 != self.len {
             return Err(FormatError::corrupt(
@@ -745,6 +747,11 @@ impl TableFile {
             ));
         }
         self.for_each_block(|b, first, data| {
+            if stop() {
+                return Err(FormatError::Interrupted {
+                    path: self.path.clone(),
+                });
+            }
             let start = first as usize;
             let mut want = Vec::new();
             values.read_into(start..start + self.values_in_block(b) as usize, &mut want);

@@ -186,7 +186,24 @@ pub fn write_table_with<V: Values + ?Sized>(
     values: &V,
     options: &WriteOptions,
 ) -> Result<WriteStats, FormatError> {
-    write_impl(path, meta, values, options, &|_| Ok(()))
+    write_table_until(path, meta, values, options, &|| false)
+}
+
+/// Whether a write should stop ([`write_table_until`]).
+pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+
+/// [`write_table_with`] that stops with [`FormatError::Interrupted`] once `stop` says so:
+/// it is asked before each block is compressed and before each is read back, so a large
+/// file stops within a block's work. The temporary file is then removed and `path` is
+/// untouched.
+pub fn write_table_until<V: Values + ?Sized>(
+    path: &Path,
+    meta: &TableMeta,
+    values: &V,
+    options: &WriteOptions,
+    stop: Stop<'_>,
+) -> Result<WriteStats, FormatError> {
+    write_impl(path, meta, values, options, &|_| Ok(()), stop)
 }
 
 /// Removes the temporary file unless disarmed (also on panic).
@@ -215,6 +232,17 @@ pub fn write_smaller_with(
     candidates: &[(&TableMeta, &dyn Values, u64)],
     options: &WriteOptions,
 ) -> Result<(usize, WriteStats), FormatError> {
+    write_smaller_until(path, candidates, options, &|| false)
+}
+
+/// [`write_smaller_with`] that stops as [`write_table_until`] does (also while the
+/// candidates are compared).
+pub fn write_smaller_until(
+    path: &Path,
+    candidates: &[(&TableMeta, &dyn Values, u64)],
+    options: &WriteOptions,
+    stop: Stop<'_>,
+) -> Result<(usize, WriteStats), FormatError> {
     let started = Instant::now();
     let invalid = |what: String| FormatError::InvalidInput {
         path: path.to_owned(),
@@ -222,7 +250,7 @@ pub fn write_smaller_with(
     };
     let mut best: Option<(usize, u64)> = None;
     for (i, (_, values, weight)) in candidates.iter().enumerate() {
-        let sample = encode(*values, options, SAMPLE_EVERY).map_err(invalid)?;
+        let sample = encode(*values, options, SAMPLE_EVERY, stop).map_err(|e| e.at(path))?;
         let bytes = weight * sample.blocks.iter().map(|b| b.len() as u64).sum::<u64>();
         if best.is_none_or(|b| bytes < b.1) {
             best = Some((i, bytes));
@@ -231,7 +259,7 @@ pub fn write_smaller_with(
     let Some((i, _)) = best else {
         return Err(invalid("no values to write".into()));
     };
-    let (encoded, bytes) = prepare(path, candidates[i].0, candidates[i].1, options)?;
+    let (encoded, bytes) = prepare(path, candidates[i].0, candidates[i].1, options, stop)?;
     let stats = write_prepared(
         path,
         candidates[i].1,
@@ -239,6 +267,7 @@ pub fn write_smaller_with(
         &bytes,
         started,
         &|_| Ok(()),
+        stop,
     )?;
     Ok((i, stats))
 }
@@ -249,6 +278,7 @@ fn prepare<V: Values + ?Sized>(
     meta: &TableMeta,
     values: &V,
     options: &WriteOptions,
+    stop: Stop<'_>,
 ) -> Result<(Encoded, Prefix), FormatError> {
     let invalid = |what: String| FormatError::InvalidInput {
         path: path.to_owned(),
@@ -271,7 +301,7 @@ fn prepare<V: Values + ?Sized>(
         return Err(invalid(format!("zstd level {}", options.zstd_level)));
     }
 
-    let encoded = encode(values, options, 1).map_err(invalid)?;
+    let encoded = encode(values, options, 1, stop).map_err(|e| e.at(path))?;
     let bytes =
         assemble(meta, values.len() as u64, &encoded).map_err(|e| FormatError::io(path, e))?;
     Ok((encoded, bytes))
@@ -284,10 +314,11 @@ pub(crate) fn write_impl<V: Values + ?Sized>(
     values: &V,
     options: &WriteOptions,
     after_sync: &dyn Fn(&Path) -> io::Result<()>,
+    stop: Stop<'_>,
 ) -> Result<WriteStats, FormatError> {
     let started = Instant::now();
-    let (encoded, bytes) = prepare(path, meta, values, options)?;
-    write_prepared(path, values, &encoded, &bytes, started, after_sync)
+    let (encoded, bytes) = prepare(path, meta, values, options, stop)?;
+    write_prepared(path, values, &encoded, &bytes, started, after_sync, stop)
 }
 
 /// Writes an encoded file to a temporary name, syncs it, reads it back and checks every
@@ -299,6 +330,7 @@ fn write_prepared<V: Values + ?Sized>(
     bytes: &Prefix,
     started: Instant,
     after_sync: &dyn Fn(&Path) -> io::Result<()>,
+    stop: Stop<'_>,
 ) -> Result<WriteStats, FormatError> {
     let invalid = |what: String| FormatError::InvalidInput {
         path: path.to_owned(),
@@ -350,7 +382,9 @@ fn write_prepared<V: Values + ?Sized>(
             ),
         ));
     }
-    table.check_values(values).map_err(|e| e.with_path(path))?;
+    table
+        .check_values(values, stop)
+        .map_err(|e| e.with_path(path))?;
     drop(table);
 
     fs::rename(&temp.path, path).map_err(io_err)?;
@@ -391,7 +425,8 @@ impl FormatError {
             | FormatError::ChecksumMismatch { path, .. }
             | FormatError::IndexOutOfRange { path, .. }
             | FormatError::InvalidInput { path, .. }
-            | FormatError::VerifyFailed { path, .. } => *path = new.to_owned(),
+            | FormatError::VerifyFailed { path, .. }
+            | FormatError::Interrupted { path } => *path = new.to_owned(),
         }
         self
     }
@@ -409,14 +444,38 @@ struct Encoded {
 /// [`write_smaller_with`] compares its candidates on one block in this many.
 pub const SAMPLE_EVERY: usize = 8;
 
+/// Why [`encode`] gave no blocks.
+#[derive(Debug)]
+enum EncodeError {
+    /// The values or options cannot be written.
+    Invalid(String),
+    /// `stop` said so.
+    Stopped,
+}
+
+impl EncodeError {
+    fn at(self, path: &Path) -> FormatError {
+        match self {
+            EncodeError::Invalid(what) => FormatError::InvalidInput {
+                path: path.to_owned(),
+                what,
+            },
+            EncodeError::Stopped => FormatError::Interrupted {
+                path: path.to_owned(),
+            },
+        }
+    }
+}
+
 /// Remaps values to symbols by frequency, packs and compresses the blocks in parallel:
 /// every block (`every` 1) or every `every`-th only (a sample of the compressed size, not
-/// a file).
+/// a file). Asks `stop` before each block.
 fn encode<V: Values + ?Sized>(
     values: &V,
     options: &WriteOptions,
     every: usize,
-) -> Result<Encoded, String> {
+    stop: Stop<'_>,
+) -> Result<Encoded, EncodeError> {
     let len = values.len();
     let mut freq = (0..len.div_ceil(1 << 20))
         .into_par_iter()
@@ -453,9 +512,9 @@ fn encode<V: Values + ?Sized>(
     let clamped = options.block_bytes.clamp(64, MAX_BLOCK_BYTES as usize);
     let block_bytes = 1usize << (usize::BITS - 1 - clamped.leading_zeros());
     let block_values = u32::try_from(block_bytes * 8 / usize::from(bits))
-        .map_err(|_| "block too large".to_string())?;
+        .map_err(|_| EncodeError::Invalid("block too large".to_string()))?;
     let block_count = u32::try_from(len.div_ceil(block_values as usize))
-        .map_err(|_| format!("{len} values are too many"))?;
+        .map_err(|_| EncodeError::Invalid(format!("{len} values are too many")))?;
 
     let level = options.zstd_level;
     let per_block = block_values as usize;
@@ -465,19 +524,26 @@ fn encode<V: Values + ?Sized>(
         .map_init(
             || (compressor(level), Vec::new(), Vec::new()),
             |(c, buf, chunk), b| {
+                if stop() {
+                    return Err(EncodeError::Stopped);
+                }
                 values.read_into(b * per_block..((b + 1) * per_block).min(len), chunk);
                 pack(chunk, &code, bits, buf);
-                let c = c.as_mut().map_err(|e| format!("zstd compressor: {e}"))?;
+                let c = c
+                    .as_mut()
+                    .map_err(|e| EncodeError::Invalid(format!("zstd compressor: {e}")))?;
                 // The compressor returns a buffer of zstd's bound (more than the block's
                 // bytes), kept until the file is written: keep only what it holds. On
                 // KRQvKR this took the peak of the process from 887 to 736 MB (the
                 // retrograde passes' plateau); the bytes written are the same.
-                let mut block = c.compress(buf).map_err(|e| format!("zstd: {e}"))?;
+                let mut block = c
+                    .compress(buf)
+                    .map_err(|e| EncodeError::Invalid(format!("zstd: {e}")))?;
                 block.shrink_to_fit();
                 Ok(block)
             },
         )
-        .collect::<Result<Vec<Vec<u8>>, String>>()?;
+        .collect::<Result<Vec<Vec<u8>>, EncodeError>>()?;
     debug_assert!(every != 1 || blocks.len() == block_count as usize);
     Ok(Encoded {
         symbols,
@@ -616,6 +682,54 @@ mod tests {
         }
     }
 
+    /// A write told to stop, while it compresses or while it reads the file back, fails
+    /// naming the file, leaves no temporary file, and leaves the file already there as it
+    /// was; so does choosing between candidates.
+    #[test]
+    fn a_stopped_write_leaves_the_file_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("KRvK.wdl");
+        let old: Vec<u16> = (0..1000).map(|i| (i % 2) as u16).collect();
+        write_table(&path, &meta(), &old).unwrap();
+        let before = fs::read(&path).unwrap();
+        let values: Vec<u16> = (0..1_000_000u32).map(|i| (i % 7) as u16).collect();
+        let options = WriteOptions {
+            block_bytes: 4096,
+            ..WriteOptions::default()
+        };
+        let files = || fs::read_dir(dir.path()).unwrap().count();
+        let asked = AtomicU64::new(0);
+        let in_compression = || asked.fetch_add(1, Ordering::Relaxed) >= 3;
+        // only true once the temporary file is there: asked while it is read back
+        let saw_temporary = std::sync::atomic::AtomicBool::new(false);
+        let reading_back = || {
+            let there = files() > 1;
+            saw_temporary.fetch_or(there, Ordering::Relaxed);
+            there
+        };
+        let never = || false;
+        let stops: [Stop<'_>; 2] = [&in_compression, &reading_back];
+        for stop in stops {
+            let err = write_table_until(&path, &meta(), &values, &options, stop).unwrap_err();
+            assert!(matches!(err, FormatError::Interrupted { .. }), "{err}");
+            assert_eq!(err.path(), path);
+            assert_eq!(files(), 1);
+            assert_eq!(fs::read(&path).unwrap(), before);
+        }
+        assert!(saw_temporary.load(Ordering::Relaxed));
+        let other: Vec<u16> = values.iter().map(|v| v ^ 1).collect();
+        let candidates: [(&TableMeta, &dyn Values, u64); 2] =
+            [(&meta(), &values, 100), (&meta(), &other, 100)];
+        asked.store(0, Ordering::Relaxed);
+        let err = write_smaller_until(&path, &candidates, &options, &in_compression).unwrap_err();
+        assert!(matches!(err, FormatError::Interrupted { .. }), "{err}");
+        assert_eq!(files(), 1);
+        assert_eq!(fs::read(&path).unwrap(), before);
+        // and one never told to stop writes
+        write_table_until(&path, &meta(), &values, &options, &never).unwrap();
+        assert_ne!(fs::read(&path).unwrap(), before);
+    }
+
     /// The smaller of two candidates once weighted is written, with its own metadata,
     /// and reads back as its values.
     #[test]
@@ -673,7 +787,7 @@ mod tests {
     #[test]
     fn symbols_are_sorted_by_frequency_then_value() {
         let values = [5, 3, 3, 9, 9, UNUSED, 9, 5];
-        let e = encode(&values, &WriteOptions::default(), 1).unwrap();
+        let e = encode(&values, &WriteOptions::default(), 1, &|| false).unwrap();
         assert_eq!(e.symbols, [9, 3, 5]);
         assert_eq!(e.bits, 2);
         assert_eq!(e.unused, 1);
@@ -683,7 +797,7 @@ mod tests {
             block_bytes: 1000,
             ..WriteOptions::default()
         };
-        let e = encode(&values, &forced, 1).unwrap();
+        let e = encode(&values, &forced, 1, &|| false).unwrap();
         assert_eq!((e.bits, e.block_values), (8, 512));
     }
 
@@ -704,6 +818,7 @@ mod tests {
             &values,
             &WriteOptions::default(),
             &flip_last_byte,
+            &|| false,
         )
         .unwrap_err();
         assert!(matches!(err, FormatError::ChecksumMismatch { .. }), "{err}");
@@ -715,7 +830,15 @@ mod tests {
         let other_path = dir.path().join("other");
         write_table(&other_path, &meta(), &other).unwrap();
         let swap = |p: &Path| fs::copy(&other_path, p).map(|_| ());
-        let err = write_impl(&path, &meta(), &values, &WriteOptions::default(), &swap).unwrap_err();
+        let err = write_impl(
+            &path,
+            &meta(),
+            &values,
+            &WriteOptions::default(),
+            &swap,
+            &|| false,
+        )
+        .unwrap_err();
         assert!(
             matches!(
                 err,

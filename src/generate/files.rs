@@ -187,7 +187,8 @@ pub const DTZ_BLOCK_BYTES: usize = 64 << 10;
 /// file and this one, a probe of the other side looks one move ahead. The values are read
 /// through as they are compressed ([`Side`]): a copy would double the memory the table
 /// needs.
-pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
+/// Stops with [`GenError::Cancelled`] once `progress` asks it to, leaving no file.
+pub fn write_dtz(dir: &Path, t: &DtzTable, progress: &dyn Progress) -> Result<u64, GenError> {
     let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| t.plies.read_into(range, out);
     let dtz = DtzValues {
         material: t.material,
@@ -197,7 +198,7 @@ pub fn write_dtz(dir: &Path, t: &DtzTable) -> Result<u64, GenError> {
         len: t.plies.len(),
         zeroing_wins: &t.zeroing_wins,
     };
-    write_dtz_values(dir, &dtz)
+    write_dtz_values(dir, &dtz, progress)
 }
 
 /// A table's DTZ for [`write_dtz_values`], wherever its plies are kept.
@@ -214,7 +215,12 @@ pub(super) struct DtzValues<'a> {
 }
 
 /// [`write_dtz`] of plies read through `t.plies`.
-pub(super) fn write_dtz_values(dir: &Path, t: &DtzValues<'_>) -> Result<u64, GenError> {
+pub(super) fn write_dtz_values(
+    dir: &Path,
+    t: &DtzValues<'_>,
+    progress: &dyn Progress,
+) -> Result<u64, GenError> {
+    let stop = || progress.cancelled();
     let meta = |side_stored: Option<&str>, left_out: bool| {
         let stats = DtzStats {
             side_stored: side_stored.map(str::to_string),
@@ -246,7 +252,7 @@ pub(super) fn write_dtz_values(dir: &Path, t: &DtzValues<'_>) -> Result<u64, Gen
     };
     let written = if t.material.is_symmetric() {
         // White to move only (Black to move is the same with the colours swapped)
-        format::write_table_with(&path, &meta(None, false)?, &side(0, true), &options)
+        format::write_table_until(&path, &meta(None, false)?, &side(0, true), &options, &stop)
     } else {
         // One side to move, with or without its wins by a zeroing move, whichever
         // compresses best (a probe of the other side looks one move ahead); without them
@@ -272,9 +278,9 @@ pub(super) fn write_dtz_values(dir: &Path, t: &DtzValues<'_>) -> Result<u64, Gen
                 (m, s as &dyn format::Values, weight)
             })
             .collect();
-        format::write_smaller_with(&path, &candidates, &options).map(|(_, w)| w)
+        format::write_smaller_until(&path, &candidates, &options, &stop).map(|(_, w)| w)
     };
-    let w = written.map_err(|e| GenError::Write(e.to_string()))?;
+    let w = written.map_err(write_error)?;
     Ok(w.file_bytes)
 }
 
@@ -369,7 +375,7 @@ pub enum TableOutcome {
 /// that writing needs no second table-sized array (on a 5-man table with a pawn, 1.4 GB).
 /// Afterwards `g.codes` is empty: the values are in the files.
 pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
-    write_for_dtz(dir, g).map(|w| (w.wdl_bytes, w.dtm_bytes))
+    write_for_dtz(dir, g, &super::NoProgress).map(|w| (w.wdl_bytes, w.dtm_bytes))
 }
 
 /// What [`write_for_dtz`] leaves.
@@ -424,18 +430,33 @@ impl TableWriter {
     }
 
     /// Writes the DTM file of the DTM codes `values` (slot order).
-    fn dtm(&self, values: &dyn format::Values) -> Result<format::WriteStats, GenError> {
+    fn dtm(
+        &self,
+        values: &dyn format::Values,
+        progress: &dyn Progress,
+    ) -> Result<format::WriteStats, GenError> {
         let options = format::WriteOptions {
             zstd_level: DTM_ZSTD_LEVEL,
             ..format::WriteOptions::default()
         };
         let head = format::Head(values, self.stored);
-        format::write_table_with(&self.dtm_path, &self.meta(Metric::Dtm), &head, &options)
-            .map_err(|e| GenError::Write(e.to_string()))
+        let stop = || progress.cancelled();
+        format::write_table_until(
+            &self.dtm_path,
+            &self.meta(Metric::Dtm),
+            &head,
+            &options,
+            &stop,
+        )
+        .map_err(write_error)
     }
 
     /// Writes the WDL file of its values `values` ([`Generated::wdl_file_values`]).
-    fn wdl(&self, values: &dyn format::Values) -> Result<format::WriteStats, GenError> {
+    fn wdl(
+        &self,
+        values: &dyn format::Values,
+        progress: &dyn Progress,
+    ) -> Result<format::WriteStats, GenError> {
         // WDL blocks hold 1 M positions (2 bits each): measured on KRQvKR, 24% smaller
         // than 32 KiB blocks; a cold block still decompresses in well under a millisecond.
         let options = format::WriteOptions {
@@ -444,21 +465,35 @@ impl TableWriter {
             ..format::WriteOptions::default()
         };
         let head = format::Head(values, self.stored);
-        format::write_table_with(&self.wdl_path, &self.meta(Metric::Wdl), &head, &options)
-            .map_err(|e| GenError::Write(e.to_string()))
+        let stop = || progress.cancelled();
+        format::write_table_until(
+            &self.wdl_path,
+            &self.meta(Metric::Wdl),
+            &head,
+            &options,
+            &stop,
+        )
+        .map_err(write_error)
     }
 }
 
 /// [`write`], also keeping what the DTZ retrograde needs: the WDL packed from the codes
 /// between the two files (not before the DTM file, whose writing is the peak of a table's
-/// memory), and the codes' memory.
-fn write_for_dtz(dir: &Path, g: &mut Generated) -> Result<ForDtz, GenError> {
+/// memory), and the codes' memory. Stops with [`GenError::Cancelled`] once `progress` asks
+/// it to; the DTM file, if written, is then removed.
+fn write_for_dtz(
+    dir: &Path,
+    g: &mut Generated,
+    progress: &dyn Progress,
+) -> Result<ForDtz, GenError> {
     let writer = TableWriter::new(dir, g, g.codes.len())?;
-    let d = writer.dtm(&g.codes)?;
+    let d = writer.dtm(&g.codes, progress)?;
     let packed = pack_wdl(&g.codes);
     let mut wdl = std::mem::take(&mut g.codes);
     super::wdl_values_in_place(&mut wdl, &g.conversions);
-    let w = writer.wdl(&wdl)?;
+    let w = writer.wdl(&wdl, progress).inspect_err(|_| {
+        let _ = std::fs::remove_file(&writer.dtm_path);
+    })?;
     Ok(ForDtz {
         wdl_bytes: w.file_bytes,
         dtm_bytes: d.file_bytes,
@@ -608,7 +643,7 @@ fn make_table(
     if TableIndex::for_generation(m.normalized()).slices().len() > 1 {
         let outcome = make_sliced_table(dir, m, rules, progress, &subs, cursed_subtables)?;
         drop(subs);
-        reopen_and_check(dir, tb, m)?;
+        reopen_and_check(dir, tb, m, progress)?;
         return Ok(outcome);
     }
     let mut g = generate(m, rules, &subs, progress)?;
@@ -620,20 +655,29 @@ fn make_table(
         dtm_bytes,
         buffer,
         wdl,
-    } = write_for_dtz(dir, &mut g)?;
+    } = write_for_dtz(dir, &mut g, progress)?;
+    // The WDL and DTM files are in place: if the DTZ fails or is cancelled, they go too,
+    // so that no table is left without its DTZ (a later run makes it again whole).
     let leaves = Leaves {
         conversions: Some(&g.conversions),
         cursed_subtables,
     };
-    let dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress, buffer)?;
+    let dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress, buffer)
+        .and_then(|dtz| Ok((write_dtz(dir, &dtz, progress)?, dtz)));
+    let (dtz_bytes, dtz) = match dtz {
+        Ok(d) => d,
+        Err(e) => {
+            remove_table_files(dir, g.material, rules);
+            return Err(e);
+        }
+    };
     drop(wdl);
-    let dtz_bytes = write_dtz(dir, &dtz)?;
     drop(dtz.plies);
     drop(subs);
     // The values are on disk now (writing emptied the codes): keep the summary only, or a
     // long run (every 5-man table) would hold every table it wrote.
     g.conversions = super::ZeroedVec::default();
-    reopen_and_check(dir, tb, m)?;
+    reopen_and_check(dir, tb, m, progress)?;
     Ok(TableOutcome::Written {
         table: Box::new(g),
         wdl_bytes,
@@ -686,10 +730,10 @@ fn make_sliced_table(
         size,
     };
     let written = writer
-        .dtm(&codes)
+        .dtm(&codes, progress)
         .and_then(|d| files.codes.check().map(|()| d))
         .and_then(|d| {
-            let w = writer.wdl(&wdl)?;
+            let w = writer.wdl(&wdl, progress)?;
             files.codes.check()?;
             files.conversions.check()?;
             Ok((d, w))
@@ -721,7 +765,8 @@ fn make_sliced_table(
         len: total as usize,
         zeroing_wins: &zeroing_wins,
     };
-    let dtz_bytes = write_dtz_values(dir, &dtz).and_then(|b| files.plies.check().map(|()| b));
+    let dtz_bytes =
+        write_dtz_values(dir, &dtz, progress).and_then(|b| files.plies.check().map(|()| b));
     let dtz_bytes = match dtz_bytes {
         Ok(b) => b,
         Err(e) => {
@@ -746,8 +791,14 @@ fn make_sliced_table(
     })
 }
 
-/// Opens `tb` again over `dir` and checks the files of `m` just written through it.
-fn reopen_and_check(dir: &Path, tb: &mut Tablebase, m: Material) -> Result<(), GenError> {
+/// Opens `tb` again over `dir` and checks the files of `m` just written through it. A
+/// check that `progress` cancels removes them, as one that fails does.
+fn reopen_and_check(
+    dir: &Path,
+    tb: &mut Tablebase,
+    m: Material,
+    progress: &dyn Progress,
+) -> Result<(), GenError> {
     // A fresh tablebase: one opened before may hold a file that the new one replaced
     // (a damaged table regenerated), whose open handle still reads the old bytes. The
     // check reads through one of its own with a smaller cache: its positions are spread
@@ -761,10 +812,36 @@ fn reopen_and_check(dir: &Path, tb: &mut Tablebase, m: Material) -> Result<(), G
         })
     };
     let check = open(format::CacheBudget::new(CHECK_CACHE_BYTES))?;
-    check_written(&check, m)?;
+    check_written(&check, m, progress)?;
     drop(check);
     *tb = open(format::CacheBudget::new(crate::probe::DEFAULT_CACHE_BYTES))?;
     Ok(())
+}
+
+/// A progress that shows nothing but passes on whether to stop.
+struct CancelOnly<'a>(&'a dyn Progress);
+
+impl Progress for CancelOnly<'_> {
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+}
+
+/// Removes the files of `m` under `rules` (WDL, DTM and DTZ) from `dir`, those there are:
+/// what a table whose making failed after some were renamed into place leaves.
+fn remove_table_files(dir: &Path, m: Material, rules: RuleSet) {
+    let (wdl, dtm) = paths(dir, m, rules);
+    let _ = std::fs::remove_file(wdl);
+    let _ = std::fs::remove_file(dtm);
+    let _ = std::fs::remove_file(table_path(dir, m, rules, Metric::Dtz));
+}
+
+/// A write's error: [`GenError::Cancelled`] if it was stopped.
+fn write_error(e: format::FormatError) -> GenError {
+    match e {
+        format::FormatError::Interrupted { .. } => GenError::Cancelled,
+        e => GenError::Write(e.to_string()),
+    }
 }
 
 /// The block cache of the check after writing (see [`reopen_and_check`]).
@@ -773,21 +850,22 @@ const CHECK_CACHE_BYTES: usize = 256 << 20;
 /// Checks a table just written by re-deriving [`WRITE_CHECK_SAMPLE`] positions from their
 /// children with the forward move generator, reading the files back (the generator's own
 /// cross-checks run in debug builds only). A table that fails is removed, so that a later
-/// run does not keep it, and the error names it.
-fn check_written(tb: &Tablebase, m: Material) -> Result<(), GenError> {
+/// run does not keep it, and the error names it. One that `progress` cancels (it shows no
+/// bars: the check is a small part of the table's time) is removed too.
+fn check_written(tb: &Tablebase, m: Material, progress: &dyn Progress) -> Result<(), GenError> {
     let mut seed = 0x5eed_u64;
     for b in m.to_string().bytes() {
         seed = (seed ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    let remove = || {
-        let (wdl, dtm) = paths(tb.dir(), m, tb.rules());
-        let _ = std::fs::remove_file(wdl);
-        let _ = std::fs::remove_file(dtm);
-        let _ = std::fs::remove_file(table_path(tb.dir(), m, tb.rules(), Metric::Dtz));
-    };
+    let remove = || remove_table_files(tb.dir(), m, tb.rules());
     // a table that could not be checked is not kept either: a later run would take it
     // for a checked one
-    let report = match verify_with(tb, m, Some((WRITE_CHECK_SAMPLE, seed)), &super::NoProgress) {
+    let quiet = CancelOnly(progress);
+    let report = match verify_with(tb, m, Some((WRITE_CHECK_SAMPLE, seed)), &quiet) {
+        Ok(report) if report.cancelled => {
+            remove();
+            return Err(GenError::Cancelled);
+        }
         Ok(report) => report,
         Err(e) => {
             remove();
@@ -930,6 +1008,9 @@ pub struct VerifyReport {
     /// what was stored and what the children give (at most 20 kept).
     pub mismatches: Vec<String>,
     pub mismatch_count: u64,
+    /// Whether the progress asked the check to stop before every position was looked at
+    /// (`checked` counts those that were).
+    pub cancelled: bool,
 }
 
 /// What one range of a verification found.
@@ -990,6 +1071,9 @@ pub fn verify_with(
                     bad: Vec::new(),
                     bad_count: 0,
                 };
+                if progress.cancelled() {
+                    return Ok(report);
+                }
                 let mut check = |slot: u64, report: &mut ChunkReport| -> Result<bool, ProbeError> {
                     let (turn, i) = index.split_slot(slot);
                     let Some(board) = index.decode(i) else {
@@ -1042,6 +1126,7 @@ pub fn verify_with(
     progress.end();
     let mut report = VerifyReport {
         material: Some(material),
+        cancelled: progress.cancelled(),
         ..VerifyReport::default()
     };
     for r in results {
