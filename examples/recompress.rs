@@ -8,7 +8,7 @@ use shatranj_tb::format::{self, TableFile, WriteOptions};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let t = TableFile::open(Path::new(&args[1])).expect("a table file");
-    let values: Vec<u16> = (0..t.len()).map(|i| t.get(i).expect("a value")).collect();
+    let values: Vec<u16> = t.read_all().expect("values");
     let options = WriteOptions {
         zstd_level: args[2].parse().expect("a level"),
         block_bytes: args[3].parse::<usize>().expect("KiB") << 10,
