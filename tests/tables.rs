@@ -98,19 +98,21 @@ fn regeneration_is_byte_identical_and_existing_tables_are_kept() {
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
+/// The names in a folder, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
 /// A table with a lone pawn is made a slice at a time through temporary files beside its
 /// own: its files are the same bytes as the default set's (whose MANIFEST predates the
 /// slices), and nothing else is left in the folder, after a run as after one that fails.
 #[test]
 fn a_table_made_in_slices_leaves_its_files_only() {
-    let names = |dir: &std::path::Path| -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        v.sort();
-        v
-    };
     let a = tempfile::tempdir().unwrap();
     let m: Material = "KRvKP".parse().unwrap();
     assert_eq!(TableIndex::for_generation(m).slices().len(), 4);
@@ -153,14 +155,6 @@ fn a_table_made_in_slices_leaves_its_files_only() {
 /// leaves none of its files, so that the folder is as it was; one not stopped is made.
 #[test]
 fn a_table_stopped_after_its_first_files_leaves_none() {
-    let names = |dir: &std::path::Path| -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        v.sort();
-        v
-    };
     let m: Material = "KRvKN".parse().unwrap();
     assert_eq!(TableIndex::for_generation(m).slices().len(), 1);
     let dir = tempfile::tempdir().unwrap();

@@ -439,16 +439,7 @@ impl TableWriter {
             zstd_level: DTM_ZSTD_LEVEL,
             ..format::WriteOptions::default()
         };
-        let head = format::Head(values, self.stored);
-        let stop = || progress.cancelled();
-        format::write_table_until(
-            &self.dtm_path,
-            &self.meta(Metric::Dtm),
-            &head,
-            &options,
-            &stop,
-        )
-        .map_err(write_error)
+        self.file(Metric::Dtm, values, &options, progress)
     }
 
     /// Writes the WDL file of its values `values` ([`Generated::wdl_file_values`]).
@@ -464,16 +455,26 @@ impl TableWriter {
             zstd_level: WDL_ZSTD_LEVEL,
             ..format::WriteOptions::default()
         };
+        self.file(Metric::Wdl, values, &options, progress)
+    }
+
+    /// Writes the file of `metric` (WDL or DTM), stopping once `progress` asks it to.
+    fn file(
+        &self,
+        metric: Metric,
+        values: &dyn format::Values,
+        options: &format::WriteOptions,
+        progress: &dyn Progress,
+    ) -> Result<format::WriteStats, GenError> {
+        let path = if metric == Metric::Dtm {
+            &self.dtm_path
+        } else {
+            &self.wdl_path
+        };
         let head = format::Head(values, self.stored);
         let stop = || progress.cancelled();
-        format::write_table_until(
-            &self.wdl_path,
-            &self.meta(Metric::Wdl),
-            &head,
-            &options,
-            &stop,
-        )
-        .map_err(write_error)
+        format::write_table_until(path, &self.meta(metric), &head, options, &stop)
+            .map_err(write_error)
     }
 }
 
