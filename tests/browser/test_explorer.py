@@ -20,6 +20,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 DIAMOND = "8/8/8/3k4/8/1KQ5/8/q7_w_-_-_0_1"
@@ -60,20 +61,27 @@ def text(driver, css):
     return driver.find_element(By.CSS_SELECTOR, css).text
 
 
+def until(driver, condition):
+    """Waits for `condition`, asking again when the page re-rendered an element it had
+    found (the board and lists are redrawn after each answer)."""
+    return WebDriverWait(
+        driver, TIMEOUT, ignored_exceptions=(StaleElementReferenceException,)
+    ).until(condition)
+
+
 def wait_text(driver, css, want):
     """Waits until the element's text contains `want` (or matches it, for a regex)."""
     def ok(d):
         t = text(d, css)
         return t if (want.search(t) if hasattr(want, "search") else want in t) else False
     try:
-        return WebDriverWait(driver, TIMEOUT).until(ok)
+        return until(driver, ok)
     except Exception:
         raise AssertionError(f"{css} never showed {want!r}; it shows {text(driver, css)!r}")
 
 
 def first_move(driver):
-    WebDriverWait(driver, TIMEOUT).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#moves li"))
+    until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#moves li"))
     return driver.find_elements(By.CSS_SELECTOR, "#moves li")[0]
 
 
@@ -156,8 +164,8 @@ def main():
 
         # Flip: h1 comes first (top left), and the URL keeps it.
         driver.find_element(By.ID, "flip").click()
-        WebDriverWait(driver, TIMEOUT).until(
-            lambda d: d.find_element(By.CSS_SELECTOR, "#board .sq").get_attribute("data-sq") == "h1")
+        until(driver,
+              lambda d: d.find_element(By.CSS_SELECTOR, "#board .sq").get_attribute("data-sq") == "h1")
         assert "flip=1" in driver.current_url, driver.current_url
         driver.find_element(By.ID, "flip").click()
         checks += 1
