@@ -2,7 +2,7 @@
 
 use std::cmp::Reverse;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -255,8 +255,22 @@ pub fn write_smaller_until(
             zstd_level: options.zstd_level.min(SAMPLE_LEVEL),
             ..options.clone()
         };
-        let sample = encode(*values, &sampled, SAMPLE_EVERY, stop).map_err(|e| e.at(path))?;
-        let bytes = weight * sample.blocks.iter().map(|b| b.len() as u64).sum::<u64>();
+        let encoding = analyze(*values, &sampled).map_err(|e| e.at(path))?;
+        let mut sampled_bytes = 0u64;
+        compress_blocks(
+            *values,
+            &encoding,
+            sampled.zstd_level,
+            SAMPLE_EVERY,
+            BATCH_BYTES,
+            stop,
+            |block| {
+                sampled_bytes += block.len() as u64;
+                Ok(())
+            },
+        )
+        .map_err(|e| e.at(path))?;
+        let bytes = weight * sampled_bytes;
         if best.is_none_or(|b| bytes < b.1) {
             best = Some((i, bytes));
         }
@@ -264,12 +278,11 @@ pub fn write_smaller_until(
     let Some((i, _)) = best else {
         return Err(invalid("no values to write".into()));
     };
-    let (encoded, bytes) = prepare(path, candidates[i].0, candidates[i].1, options, stop)?;
-    let stats = write_prepared(
+    let stats = write_file(
         path,
+        candidates[i].0,
         candidates[i].1,
-        &encoded,
-        &bytes,
+        options,
         started,
         &|_| Ok(()),
         stop,
@@ -277,14 +290,8 @@ pub fn write_smaller_until(
     Ok((i, stats))
 }
 
-/// Checks the metadata and options, then encodes the values and lays out the file.
-fn prepare<V: Values + ?Sized>(
-    path: &Path,
-    meta: &TableMeta,
-    values: &V,
-    options: &WriteOptions,
-    stop: Stop<'_>,
-) -> Result<(Encoded, Prefix), FormatError> {
+/// Checks the metadata and options.
+fn check_input(path: &Path, meta: &TableMeta, options: &WriteOptions) -> Result<(), FormatError> {
     let invalid = |what: String| FormatError::InvalidInput {
         path: path.to_owned(),
         what,
@@ -306,10 +313,7 @@ fn prepare<V: Values + ?Sized>(
         return Err(invalid(format!("zstd level {}", options.zstd_level)));
     }
 
-    let encoded = encode(values, options, 1, stop).map_err(|e| e.at(path))?;
-    let bytes =
-        assemble(meta, values.len() as u64, &encoded).map_err(|e| FormatError::io(path, e))?;
-    Ok((encoded, bytes))
+    Ok(())
 }
 
 /// `after_sync` runs between the fsync and the verification (tests inject damage there).
@@ -321,22 +325,40 @@ pub(crate) fn write_impl<V: Values + ?Sized>(
     after_sync: &dyn Fn(&Path) -> io::Result<()>,
     stop: Stop<'_>,
 ) -> Result<WriteStats, FormatError> {
-    let started = Instant::now();
-    let (encoded, bytes) = prepare(path, meta, values, options, stop)?;
-    write_prepared(path, values, &encoded, &bytes, started, after_sync, stop)
+    write_file(
+        path,
+        meta,
+        values,
+        options,
+        Instant::now(),
+        after_sync,
+        stop,
+    )
 }
 
-/// Writes an encoded file to a temporary name, syncs it, reads it back and checks every
-/// value against `values`, then renames it into place.
-fn write_prepared<V: Values + ?Sized>(
+/// Encodes `values` into a file at a temporary name, its blocks written as they are
+/// compressed (a batch at a time, so that the compressed file is never held in memory)
+/// and the header and offset table, which name every block, last; syncs it, reads it back
+/// and checks every value against `values`, then renames it into place.
+fn write_file<V: Values + ?Sized>(
     path: &Path,
+    meta: &TableMeta,
     values: &V,
-    encoded: &Encoded,
-    bytes: &Prefix,
+    options: &WriteOptions,
     started: Instant,
     after_sync: &dyn Fn(&Path) -> io::Result<()>,
     stop: Stop<'_>,
 ) -> Result<WriteStats, FormatError> {
+    check_input(path, meta, options)?;
+    let encoding = analyze(values, options).map_err(|e| e.at(path))?;
+    let too_big = || FormatError::io(path, io::Error::other("table too large"));
+    let extra_len = u32::try_from(meta.extra.len()).map_err(|_| too_big())?;
+    let layout = Layout::new(
+        encoding.symbols.len() as u32,
+        extra_len,
+        encoding.block_count,
+    )
+    .ok_or_else(too_big)?;
     let invalid = |what: String| FormatError::InvalidInput {
         path: path.to_owned(),
         what,
@@ -366,11 +388,41 @@ fn write_prepared<V: Values + ?Sized>(
         .map_err(io_err)?;
     temp.armed = true;
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    w.write_all(&bytes.prefix).map_err(io_err)?;
-    for block in &encoded.blocks {
-        w.write_all(block).map_err(io_err)?;
-    }
-    let file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+    // the prefix's place, filled once every block's length and checksum are known
+    io::copy(&mut io::repeat(0).take(layout.blocks_offset), &mut w).map_err(io_err)?;
+    let mut entries = Vec::with_capacity(encoding.block_count as usize);
+    let mut offset = layout.blocks_offset;
+    compress_blocks(
+        values,
+        &encoding,
+        options.zstd_level,
+        1,
+        BATCH_BYTES,
+        stop,
+        |block| {
+            let compressed_len = u32::try_from(block.len())
+                .map_err(|_| EncodeError::Invalid("block too large".into()))?;
+            entries.push(BlockEntry {
+                offset,
+                compressed_len,
+                checksum: crc32fast::hash(block),
+            });
+            offset += u64::from(compressed_len);
+            w.write_all(block).map_err(EncodeError::Io)
+        },
+    )
+    .map_err(|e| e.at(path))?;
+    let bytes = assemble(
+        meta,
+        values.len() as u64,
+        &encoding,
+        layout,
+        &entries,
+        offset,
+    );
+    let mut file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+    file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+    file.write_all(&bytes.prefix).map_err(io_err)?;
     file.sync_all().map_err(io_err)?;
     drop(file);
     after_sync(&temp.path).map_err(io_err)?;
@@ -399,11 +451,11 @@ fn write_prepared<V: Values + ?Sized>(
     Ok(WriteStats {
         values: values.len() as u64,
         file_bytes: bytes.file_len,
-        blocks: encoded.blocks.len() as u32,
-        unused: encoded.unused,
-        symbols: encoded.symbols.len() as u32,
-        symbol_bits: encoded.bits,
-        block_values: encoded.block_values,
+        blocks: encoding.block_count,
+        unused: encoding.unused,
+        symbols: encoding.symbols.len() as u32,
+        symbol_bits: encoding.bits,
+        block_values: encoding.block_values,
         elapsed: started.elapsed(),
     })
 }
@@ -437,14 +489,20 @@ impl FormatError {
     }
 }
 
-/// Symbols and compressed blocks.
-struct Encoded {
+/// How a table's values become blocks: their symbols (most frequent first), each value's
+/// symbol, the symbols' width and the blocks' size and number.
+struct Encoding {
     symbols: Vec<u16>,
+    code: Vec<u16>,
     bits: u8,
     block_values: u32,
+    block_count: u32,
     unused: u64,
-    blocks: Vec<Vec<u8>>,
 }
+
+/// Bytes of packed symbols [`compress_blocks`] compresses at a time (at least two blocks a
+/// thread): what it holds of the file in memory, besides each thread's block.
+const BATCH_BYTES: usize = 32 << 20;
 
 /// [`write_smaller_with`] compares its candidates on one block in this many.
 pub const SAMPLE_EVERY: usize = 8;
@@ -455,13 +513,15 @@ pub const SAMPLE_EVERY: usize = 8;
 /// chosen one.
 pub const SAMPLE_LEVEL: i32 = 9;
 
-/// Why [`encode`] gave no blocks.
+/// Why [`compress_blocks`] gave no more blocks.
 #[derive(Debug)]
 enum EncodeError {
     /// The values or options cannot be written.
     Invalid(String),
     /// `stop` said so.
     Stopped,
+    /// The blocks' sink failed to write one.
+    Io(io::Error),
 }
 
 impl EncodeError {
@@ -474,19 +534,17 @@ impl EncodeError {
             EncodeError::Stopped => FormatError::Interrupted {
                 path: path.to_owned(),
             },
+            EncodeError::Io(e) => FormatError::io(path, e),
         }
     }
 }
 
-/// Remaps values to symbols by frequency, packs and compresses the blocks in parallel:
-/// every block (`every` 1) or every `every`-th only (a sample of the compressed size, not
-/// a file). Asks `stop` before each block.
-fn encode<V: Values + ?Sized>(
+/// Remaps values to symbols by frequency (a pass over the values, in parallel) and sizes
+/// the blocks.
+fn analyze<V: Values + ?Sized>(
     values: &V,
     options: &WriteOptions,
-    every: usize,
-    stop: Stop<'_>,
-) -> Result<Encoded, EncodeError> {
+) -> Result<Encoding, EncodeError> {
     let len = values.len();
     let mut freq = (0..len.div_ceil(1 << 20))
         .into_par_iter()
@@ -527,42 +585,70 @@ fn encode<V: Values + ?Sized>(
     let block_count = u32::try_from(len.div_ceil(block_values as usize))
         .map_err(|_| EncodeError::Invalid(format!("{len} values are too many")))?;
 
-    let level = options.zstd_level;
-    let per_block = block_values as usize;
-    let blocks = (0..block_count as usize)
-        .into_par_iter()
-        .filter(|b| b % every.max(1) == 0)
-        .map_init(
-            || (compressor(level), Vec::new(), Vec::new()),
-            |(c, buf, chunk), b| {
-                if stop() {
-                    return Err(EncodeError::Stopped);
-                }
-                values.read_into(b * per_block..((b + 1) * per_block).min(len), chunk);
-                pack(chunk, &code, bits, buf);
-                let c = c
-                    .as_mut()
-                    .map_err(|e| EncodeError::Invalid(format!("zstd compressor: {e}")))?;
-                // The compressor returns a buffer of zstd's bound (more than the block's
-                // bytes), kept until the file is written: keep only what it holds. On
-                // KRQvKR this took the peak of the process from 887 to 736 MB (the
-                // retrograde passes' plateau); the bytes written are the same.
-                let mut block = c
-                    .compress(buf)
-                    .map_err(|e| EncodeError::Invalid(format!("zstd: {e}")))?;
-                block.shrink_to_fit();
-                Ok(block)
-            },
-        )
-        .collect::<Result<Vec<Vec<u8>>, EncodeError>>()?;
-    debug_assert!(every != 1 || blocks.len() == block_count as usize);
-    Ok(Encoded {
+    Ok(Encoding {
         symbols,
+        code,
         bits,
         block_values,
+        block_count,
         unused,
-        blocks,
     })
+}
+
+/// Packs and compresses the blocks, in parallel a batch of `batch_bytes` at a time
+/// (packed, at least two blocks a thread; [`BATCH_BYTES`] for a file), and
+/// gives each to `sink` in order: every block (`every` 1) or every `every`-th only (a
+/// sample of the compressed size, not a file). Asks `stop` before each block.
+fn compress_blocks<V: Values + ?Sized>(
+    values: &V,
+    e: &Encoding,
+    level: i32,
+    every: usize,
+    batch_bytes: usize,
+    stop: Stop<'_>,
+    mut sink: impl FnMut(&[u8]) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    let len = values.len();
+    let per_block = e.block_values as usize;
+    let every = every.max(1);
+    let picked = (e.block_count as usize).div_ceil(every);
+    let block_bytes = (per_block * usize::from(e.bits)).div_ceil(8).max(1);
+    let batch = (batch_bytes / block_bytes).max(2 * rayon::current_num_threads());
+    let mut first = 0;
+    while first < picked {
+        let last = (first + batch).min(picked);
+        let blocks = (first..last)
+            .into_par_iter()
+            .map(|k| k * every)
+            .map_init(
+                || (compressor(level), Vec::new(), Vec::new()),
+                |(c, buf, chunk), b| {
+                    if stop() {
+                        return Err(EncodeError::Stopped);
+                    }
+                    values.read_into(b * per_block..((b + 1) * per_block).min(len), chunk);
+                    pack(chunk, &e.code, e.bits, buf);
+                    let c = c
+                        .as_mut()
+                        .map_err(|e| EncodeError::Invalid(format!("zstd compressor: {e}")))?;
+                    // The compressor returns a buffer of zstd's bound (more than the
+                    // block's bytes): keep only what it holds until it is written (when
+                    // a file's blocks were all held, this took KRQvKR's peak from 887 to
+                    // 736 MB).
+                    let mut block = c
+                        .compress(buf)
+                        .map_err(|e| EncodeError::Invalid(format!("zstd: {e}")))?;
+                    block.shrink_to_fit();
+                    Ok(block)
+                },
+            )
+            .collect::<Result<Vec<Vec<u8>>, EncodeError>>()?;
+        for block in &blocks {
+            sink(block)?;
+        }
+        first = last;
+    }
+    Ok(())
 }
 
 fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
@@ -614,29 +700,22 @@ struct Prefix {
     file_len: u64,
 }
 
-fn assemble(meta: &TableMeta, n: u64, e: &Encoded) -> io::Result<Prefix> {
-    let too_big = || io::Error::other("table too large");
-    let block_count = u32::try_from(e.blocks.len()).map_err(|_| too_big())?;
-    let extra_len = u32::try_from(meta.extra.len()).map_err(|_| too_big())?;
-    let symbol_count = e.symbols.len() as u32;
-    let layout = Layout::new(symbol_count, extra_len, block_count).ok_or_else(too_big)?;
+/// The file's prefix once its blocks are written: `entries` name them, the last ending
+/// at `file_len`.
+fn assemble(
+    meta: &TableMeta,
+    n: u64,
+    e: &Encoding,
+    layout: Layout,
+    entries: &[BlockEntry],
+    file_len: u64,
+) -> Prefix {
     let mut material = [0u8; MATERIAL_LEN];
     material[..meta.material.len()].copy_from_slice(meta.material.as_bytes());
-
-    let mut entries = Vec::with_capacity(e.blocks.len());
-    let mut offset = layout.blocks_offset;
-    for block in &e.blocks {
-        let compressed_len = u32::try_from(block.len()).map_err(|_| too_big())?;
-        entries.push(BlockEntry {
-            offset,
-            compressed_len,
-            checksum: crc32fast::hash(block),
-        });
-        offset = offset
-            .checked_add(u64::from(compressed_len))
-            .ok_or_else(too_big)?;
-    }
-    let file_len = offset;
+    let symbol_count = e.symbols.len() as u32;
+    // checked by the caller when it laid out the file
+    let extra_len = meta.extra.len() as u32;
+    let block_count = e.block_count;
 
     let header = Header {
         magic: MAGIC,
@@ -669,13 +748,13 @@ fn assemble(meta: &TableMeta, n: u64, e: &Encoded) -> io::Result<Prefix> {
     prefix.resize(layout.extra_offset as usize, 0);
     prefix.extend_from_slice(&meta.extra);
     prefix.resize(layout.offsets_offset as usize, 0);
-    for entry in &entries {
+    for entry in entries {
         prefix.extend_from_slice(&entry.to_bytes());
     }
     debug_assert_eq!(prefix.len() as u64, layout.blocks_offset);
     let checksum = crc32fast::hash(&prefix);
     prefix[CHECKSUM_FIELD..HEADER_LEN].copy_from_slice(&checksum.to_le_bytes());
-    Ok(Prefix { prefix, file_len })
+    Prefix { prefix, file_len }
 }
 
 #[cfg(test)]
@@ -796,9 +875,48 @@ mod tests {
     }
 
     #[test]
+    fn blocks_come_in_order_whatever_the_batch() {
+        // several batches of two blocks a thread, the last one short
+        let n = 512 * (6 * rayon::current_num_threads() + 3);
+        let values: Vec<u16> = (0..n as u32).map(|i| ((i * 7919) % 13) as u16).collect();
+        let options = WriteOptions {
+            block_bytes: 256,
+            ..WriteOptions::default()
+        };
+        let e = analyze(&values[..], &options).unwrap();
+        let blocks = |batch_bytes, every| {
+            let mut out: Vec<Vec<u8>> = Vec::new();
+            compress_blocks(&values[..], &e, 3, every, batch_bytes, &|| false, |b| {
+                out.push(b.to_vec());
+                Ok(())
+            })
+            .unwrap();
+            out
+        };
+        // one batch of every block, against batches of a few blocks (at least two a thread)
+        let whole = blocks(BATCH_BYTES, 1);
+        assert_eq!(whole.len(), e.block_count as usize);
+        assert_eq!(e.block_values, 512);
+        assert_eq!(blocks(1, 1), whole);
+        let sampled: Vec<Vec<u8>> = whole.iter().step_by(SAMPLE_EVERY).cloned().collect();
+        assert_eq!(blocks(1, SAMPLE_EVERY), sampled);
+        // and each block decompresses to its own values
+        let third = zstd::bulk::decompress(&whole[3], 1 << 20).unwrap();
+        let mut packed = Vec::new();
+        let per_block = e.block_values as usize;
+        pack(
+            &values[3 * per_block..4 * per_block],
+            &e.code,
+            e.bits,
+            &mut packed,
+        );
+        assert_eq!(third, packed);
+    }
+
+    #[test]
     fn symbols_are_sorted_by_frequency_then_value() {
         let values = [5, 3, 3, 9, 9, UNUSED, 9, 5];
-        let e = encode(&values, &WriteOptions::default(), 1, &|| false).unwrap();
+        let e = analyze(&values[..], &WriteOptions::default()).unwrap();
         assert_eq!(e.symbols, [9, 3, 5]);
         assert_eq!(e.bits, 2);
         assert_eq!(e.unused, 1);
@@ -808,7 +926,7 @@ mod tests {
             block_bytes: 1000,
             ..WriteOptions::default()
         };
-        let e = encode(&values, &forced, 1, &|| false).unwrap();
+        let e = analyze(&values[..], &forced).unwrap();
         assert_eq!((e.bits, e.block_values), (8, 512));
     }
 
