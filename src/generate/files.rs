@@ -196,7 +196,7 @@ pub fn write_dtz(dir: &Path, t: &DtzTable, progress: &dyn Progress) -> Result<u6
         stats: &t.stats,
         plies: &plies,
         len: t.plies.len(),
-        zeroing_wins: &t.zeroing_wins,
+        zeroing_wins: ZeroingWins::Bits(&t.zeroing_wins),
     };
     write_dtz_values(dir, &dtz, progress)
 }
@@ -210,8 +210,17 @@ pub(super) struct DtzValues<'a> {
     pub plies: &'a (dyn Fn(std::ops::Range<usize>, &mut Vec<u16>) + Sync),
     /// Number of slots (both sides to move).
     pub len: usize,
-    /// As [`DtzTable::zeroing_wins`].
-    pub zeroing_wins: &'a [u64],
+    /// Where its wins by a zeroing move are told.
+    pub zeroing_wins: ZeroingWins<'a>,
+}
+
+/// Where the wins in 1 ply by a zeroing move of a table's DTZ are told.
+#[derive(Clone, Copy)]
+pub(super) enum ZeroingWins<'a> {
+    /// A bit a slot, as [`DtzTable::zeroing_wins`]; the plies say 1.
+    Bits(&'a [u64]),
+    /// The plies say [`super::sliced::ZEROING_WIN`].
+    Marked,
 }
 
 /// [`write_dtz`] of plies read through `t.plies`.
@@ -246,7 +255,8 @@ pub(super) fn write_dtz_values(
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
     let side = |start, left_out: bool| Side {
         plies: t.plies,
-        zeroing_wins: left_out.then_some(t.zeroing_wins),
+        zeroing_wins: t.zeroing_wins,
+        left_out,
         start,
         len: half,
     };
@@ -274,7 +284,7 @@ pub(super) fn write_dtz_values(
             .iter()
             .zip(&sides)
             .map(|(m, s)| {
-                let weight = if s.zeroing_wins.is_some() { 100 } else { 60 };
+                let weight = if s.left_out { 100 } else { 60 };
                 (m, s as &dyn format::Values, weight)
             })
             .collect();
@@ -286,10 +296,11 @@ pub(super) fn write_dtz_values(
 
 /// One side to move of a table's DTZ (`start..start + len` of the slots), as a file holds
 /// it: draws and unused slots [`UNUSED`](format::UNUSED), and so the wins by a zeroing
-/// move if `zeroing_wins` (one bit a slot) is given.
+/// move if they are `left_out`.
 struct Side<'a> {
     plies: &'a (dyn Fn(std::ops::Range<usize>, &mut Vec<u16>) + Sync),
-    zeroing_wins: Option<&'a [u64]>,
+    zeroing_wins: ZeroingWins<'a>,
+    left_out: bool,
     start: usize,
     len: usize,
 }
@@ -302,10 +313,19 @@ impl format::Values for Side<'_> {
     fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
         let slots = self.start + range.start..self.start + range.end;
         (self.plies)(slots.clone(), out);
-        if let Some(z) = self.zeroing_wins {
-            for (v, s) in out.iter_mut().zip(slots) {
-                if z[s / 64] >> (s % 64) & 1 != 0 {
-                    *v = format::UNUSED;
+        match self.zeroing_wins {
+            ZeroingWins::Bits(z) if self.left_out => {
+                for (v, s) in out.iter_mut().zip(slots) {
+                    if z[s / 64] >> (s % 64) & 1 != 0 {
+                        *v = format::UNUSED;
+                    }
+                }
+            }
+            ZeroingWins::Bits(_) => {}
+            ZeroingWins::Marked => {
+                let zeroing = if self.left_out { format::UNUSED } else { 1 };
+                for v in out.iter_mut().filter(|v| **v == super::sliced::ZEROING_WIN) {
+                    *v = zeroing;
                 }
             }
         }
@@ -711,7 +731,7 @@ fn make_sliced_table(
     let size = index.size();
     let total = 2 * size;
     let dtm_path = table_path(dir, stored_form, rules, Metric::Dtm);
-    let mut files = SliceFiles::new(&dtm_path, m, rules, subs, progress, cursed_subtables, total)?;
+    let mut files = SliceFiles::new(&dtm_path, m, rules, subs, progress, cursed_subtables)?;
     let mut g = super::Generator::new(m, rules, subs, progress).run_sliced(&mut files)?;
     if progress.cancelled() {
         return Err(GenError::Cancelled);
@@ -751,10 +771,6 @@ fn make_sliced_table(
         .index_scheme(1)
         .expect("scheme 1");
     let dtz_stats = files.dtz_counts.finish(&owner, rules.move_rule);
-    let zeroing_wins: Vec<u64> = std::mem::take(&mut files.zeroing_wins)
-        .iter()
-        .map(|w| w.load(std::sync::atomic::Ordering::Relaxed))
-        .collect();
     let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| {
         files.plies.read_file_order(&layout, size, range, out);
     };
@@ -764,7 +780,7 @@ fn make_sliced_table(
         stats: &dtz_stats,
         plies: &plies,
         len: total as usize,
-        zeroing_wins: &zeroing_wins,
+        zeroing_wins: ZeroingWins::Marked,
     };
     let dtz_bytes =
         write_dtz_values(dir, &dtz, progress).and_then(|b| files.plies.check().map(|()| b));

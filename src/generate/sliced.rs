@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::cells::Cells;
 use super::dtz::{DTZ_ALPHABET, DtzCounts, Leaves, generate_dtz_slice, pack_wdl_in};
-use super::generator::{Generator, SliceSink, ZeroedVec, zeroed};
+use super::generator::{Generator, SliceSink, ZeroedVec};
 use super::state::{UNUSED, WDL_RUN, wdl_file_value};
 use super::{GenError, Progress, SubTables};
 use crate::format;
@@ -83,6 +83,17 @@ impl Spill {
 
     /// Writes the values of the slots `range` of `cells`, two bytes each at their slot.
     fn write_cells(&self, cells: &Cells, range: std::ops::Range<u64>) -> Result<(), GenError> {
+        self.write_cells_marking(cells, range, None)
+    }
+
+    /// [`Spill::write_cells`], with [`ZEROING_WIN`] at each slot whose bit is set in
+    /// `zeroing_wins` (a bit a slot, as [`super::dtz::DtzTable::zeroing_wins`]).
+    fn write_cells_marking(
+        &self,
+        cells: &Cells,
+        range: std::ops::Range<u64>,
+        zeroing_wins: Option<&[AtomicU64]>,
+    ) -> Result<(), GenError> {
         let runs: Vec<std::ops::Range<usize>> = (range.start as usize..range.end as usize)
             .step_by(RUN)
             .map(|lo| lo..(lo + RUN).min(range.end as usize))
@@ -91,6 +102,9 @@ impl Spill {
             || (Vec::new(), Vec::new()),
             |(values, bytes): &mut (Vec<u16>, Vec<u8>), r| {
                 cells.read_into(r.clone(), values);
+                if let Some(z) = zeroing_wins {
+                    mark_zeroing_wins(z, r.clone(), values);
+                }
                 let le: &[u8] = if cfg!(target_endian = "little") {
                     bytemuck::cast_slice(values)
                 } else {
@@ -150,6 +164,33 @@ impl Spill {
         if cfg!(target_endian = "big") {
             for v in out.iter_mut() {
                 *v = u16::from_le(*v);
+            }
+        }
+    }
+}
+
+/// What a spill of plies holds at a win in 1 ply by a zeroing move (above every ply,
+/// below [`format::UNUSED`]), so that the table's DTZ file can be written with or without
+/// them ([`super::files::ZeroingWins::Marked`]) with no bit array of the whole table kept
+/// in memory across its slices.
+pub(super) const ZEROING_WIN: u16 = format::UNUSED - 1;
+
+/// Puts [`ZEROING_WIN`] in `values` (the slots `range`) where `zeroing_wins` has a bit.
+fn mark_zeroing_wins(
+    zeroing_wins: &[AtomicU64],
+    range: std::ops::Range<usize>,
+    values: &mut [u16],
+) {
+    let words = range.start / 64..range.end.div_ceil(64);
+    for (w, word) in zeroing_wins[words.clone()].iter().enumerate() {
+        let w = words.start + w;
+        let mut bits = word.load(Ordering::Relaxed);
+        while bits != 0 {
+            let s = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if range.contains(&s) {
+                debug_assert_eq!(values[s - range.start], 1, "a zeroing win at {s}");
+                values[s - range.start] = ZEROING_WIN;
             }
         }
     }
@@ -353,10 +394,8 @@ pub(super) struct SliceFiles<'a> {
     pub codes: Spill,
     /// The packed conversions, a byte for four slots.
     pub conversions: Spill,
+    /// The slices' DTZ, [`ZEROING_WIN`] at each win by a zeroing move.
     pub plies: Spill,
-    /// As [`super::dtz::DtzTable::zeroing_wins`], of the slices so far, in the files'
-    /// order.
-    pub zeroing_wins: ZeroedVec<AtomicU64>,
     pub dtz_counts: DtzCounts,
     pub dtz_spilled: usize,
     pub dtz_rounds: u32,
@@ -364,8 +403,7 @@ pub(super) struct SliceFiles<'a> {
 }
 
 impl<'a> SliceFiles<'a> {
-    /// Spills beside `table` (the path of the table's DTM file) for a table of `total`
-    /// slots.
+    /// Spills beside `table` (the path of the table's DTM file).
     pub(super) fn new(
         table: &Path,
         material: Material,
@@ -373,7 +411,6 @@ impl<'a> SliceFiles<'a> {
         sub: &'a dyn SubTables,
         progress: &'a dyn Progress,
         cursed_subtables: bool,
-        total: u64,
     ) -> Result<SliceFiles<'a>, GenError> {
         Ok(SliceFiles {
             material,
@@ -384,7 +421,6 @@ impl<'a> SliceFiles<'a> {
             codes: Spill::create(table, "codes")?,
             conversions: Spill::create(table, "conversions")?,
             plies: Spill::create(table, "plies")?,
-            zeroing_wins: zeroed(total.div_ceil(64) as usize),
             dtz_counts: DtzCounts::default(),
             dtz_spilled: 0,
             dtz_rounds: 0,
@@ -429,22 +465,9 @@ impl SliceSink for SliceFiles<'_> {
         )?;
         drop(wdl);
         drop(conversions);
-        // the wins by a zeroing move, at their slots in the files' order
-        let n = g.size();
-        let file_slot = |s: u64| s / n * n + g.index.file_index(s % n);
         for r in &ranges {
-            self.plies.write_cells(&part.plies, r.clone())?;
-            (r.start / 64..r.end.div_ceil(64))
-                .into_par_iter()
-                .for_each(|w| {
-                    let mut bits = part.zeroing_wins[w as usize].load(Ordering::Relaxed);
-                    while bits != 0 {
-                        let s = file_slot(w * 64 + u64::from(bits.trailing_zeros()));
-                        bits &= bits - 1;
-                        self.zeroing_wins[(s / 64) as usize]
-                            .fetch_or(1 << (s % 64), Ordering::Relaxed);
-                    }
-                });
+            self.plies
+                .write_cells_marking(&part.plies, r.clone(), Some(&part.zeroing_wins))?;
         }
         self.dtz_counts.merge(&part.counts);
         self.dtz_spilled = self.dtz_spilled.max(part.spilled);
