@@ -305,6 +305,9 @@ mod tests {
             "{:?}",
             last.files
         );
-        assert!(last.memory_bytes > 2 * last.slots);
+        // above its peak measured with 2 threads (477 MiB, made a quarter at a time), and
+        // above two bytes a slot of that quarter
+        assert!(last.memory_bytes > 500 << 20);
+        assert!(last.memory_bytes > 2 * slice_slots(m("KRPvKR")));
     }
 }
