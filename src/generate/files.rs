@@ -759,14 +759,7 @@ fn make_sliced_table(
             files.conversions.check()?;
             Ok((d, w))
         });
-    let (d, w) = match written {
-        Ok(dw) => dw,
-        Err(e) => {
-            let _ = std::fs::remove_file(&writer.dtm_path);
-            let _ = std::fs::remove_file(&writer.wdl_path);
-            return Err(e);
-        }
-    };
+    let (d, w) = written.inspect_err(|_| remove_table_files(dir, stored_form, rules))?;
     let owner = super::Generator::new(m, rules, subs, progress)
         .index_scheme(1)
         .expect("scheme 1");
@@ -784,19 +777,7 @@ fn make_sliced_table(
     };
     let dtz_bytes =
         write_dtz_values(dir, &dtz, progress).and_then(|b| files.plies.check().map(|()| b));
-    let dtz_bytes = match dtz_bytes {
-        Ok(b) => b,
-        Err(e) => {
-            for p in [
-                &writer.dtm_path,
-                &writer.wdl_path,
-                &table_path(dir, stored_form, rules, Metric::Dtz),
-            ] {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e);
-        }
-    };
+    let dtz_bytes = dtz_bytes.inspect_err(|_| remove_table_files(dir, stored_form, rules))?;
     let dtz_seconds = files.dtz_seconds;
     Ok(TableOutcome::Written {
         table: Box::new(g),
