@@ -7,7 +7,9 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shatranj_tb::format::{Metric, TableFile, TableMeta, UNUSED, write_table};
+use shatranj_tb::format::{
+    Metric, TableFile, TableMeta, UNUSED, WriteOptions, write_table, write_table_with,
+};
 
 /// Runs of geometric length (mean `mean_run`); values from `pick`; 5% UNUSED runs.
 fn synthetic(n: usize, seed: u64, mean_run: f64, pick: impl Fn(&mut StdRng) -> u16) -> Vec<u16> {
@@ -130,6 +132,30 @@ fn bench_format(c: &mut Criterion) {
             |()| {
                 let stats = write_table(&out, &meta(Metric::Wdl), black_box(&wdl)).unwrap();
                 assert_eq!(stats.values, n as u64);
+                stats.file_bytes
+            },
+            BatchSize::PerIteration,
+        )
+    });
+
+    // A file of more than one batch of blocks (64 MiB of 8-bit symbols), at the DTM
+    // files' level: the writer holds a batch of blocks at a time, not the file.
+    let big = 64 << 20;
+    let dtm = dtm_like(big);
+    let options = WriteOptions {
+        zstd_level: 6,
+        ..WriteOptions::default()
+    };
+    let out = dir.path().join("out.dtm");
+    group.throughput(Throughput::Elements(big as u64));
+    group.bench_function("write_dtm_64M_level6", |b| {
+        b.iter_batched(
+            || (),
+            |()| {
+                let stats =
+                    write_table_with(&out, &meta(Metric::Dtm), black_box(&dtm[..]), &options)
+                        .unwrap();
+                assert_eq!(stats.values, big as u64);
                 stats.file_bytes
             },
             BatchSize::PerIteration,
