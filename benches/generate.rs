@@ -11,7 +11,7 @@
 //! each position they visit.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use shatranj_tb::generate::dtz::{Leaves, generate_dtz, pack_wdl};
+use shatranj_tb::generate::dtz::{Conversions, Leaves, generate_dtz, pack_wdl};
 use shatranj_tb::generate::memory::MemoryTables;
 use shatranj_tb::generate::{Cells, Generator, LossPasses, NoProgress};
 use shatranj_tb::{Material, MoveRule, RuleSet};
@@ -63,14 +63,14 @@ fn bench_dtz(c: &mut Criterion) {
         });
         let g = sub.get(&m).unwrap();
         let wdl = pack_wdl(&g.codes);
-        let leaves = Leaves {
-            conversions: Some(&g.conversions),
-            cursed_subtables: false,
-        };
         group.bench_function(format!("{name} dtz"), |b| {
             b.iter(|| {
                 let buffer = Cells::default();
-                let t = generate_dtz(m, seventy, &wdl, &leaves, sub, &NoProgress, buffer).unwrap();
+                let leaves = Leaves {
+                    conversions: Some(Conversions::Lent(&g.conversions)),
+                    cursed_subtables: false,
+                };
+                let t = generate_dtz(m, seventy, &wdl, leaves, sub, &NoProgress, buffer).unwrap();
                 assert_eq!(t.stats.white.cursed_wins, 0, "{name}");
                 std::hint::black_box(t)
             });

@@ -174,7 +174,7 @@ fn wdl_at(packed: &[u8], slot: u64) -> u8 {
 pub use crate::stats::{DtzSideStats, DtzStats};
 
 /// The DTZ values of one table.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct DtzTable {
     pub material: Material,
     /// The whole rule set, the move rule included.
@@ -184,8 +184,9 @@ pub struct DtzTable {
     pub plies: Cells,
     /// One bit a slot: a win in 1 ply by a zeroing move (a capture, a promotion or a pawn
     /// move into a loss), which a reader can find by looking at those moves: a file may
-    /// leave them out (see `files::write_dtz`).
-    pub zeroing_wins: Vec<u64>,
+    /// leave them out (see `files::write_dtz`). The retrograde's own array, not a copy
+    /// (which, beside the plies, the WDL and the conversions, made the DTZ stage's peak).
+    pub zeroing_wins: super::generator::ZeroedVec<AtomicU64>,
     pub stats: DtzStats,
     /// Slots whose plies did not fit a byte at the end (see [`Cells`]).
     pub spilled: usize,
@@ -195,14 +196,42 @@ pub struct DtzTable {
     pub seconds: f64,
 }
 
+impl DtzTable {
+    /// [`DtzTable::zeroing_wins`] as plain words, 64 slots a word.
+    #[must_use]
+    pub fn zeroing_win_words(&self) -> Vec<u64> {
+        self.zeroing_wins
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect()
+    }
+}
+
 /// How the leaves of captures and promotions are valued.
 pub struct Leaves<'a> {
     /// The packed best conversion of each slot (see [`super::Generated::conversions`]),
     /// when the generator just made them: then no sub-table is probed.
-    pub conversions: Option<&'a [u8]>,
+    pub conversions: Option<Conversions<'a>>,
     /// Whether some sub-table has cursed wins or blessed losses under the move rule:
     /// then conversions are probed for their category.
     pub cursed_subtables: bool,
+}
+
+/// The generator's packed conversions, lent to the DTZ, or given to it: then they are
+/// freed as soon as its seed no longer needs them (a table without pawns seeds once, and
+/// its passes then run without them: a quarter of a byte a slot less at the DTZ's peak).
+pub enum Conversions<'a> {
+    Lent(&'a [u8]),
+    Given(super::generator::ZeroedVec<u8>),
+}
+
+impl Conversions<'_> {
+    fn packed(&self) -> &[u8] {
+        match self {
+            Conversions::Lent(c) => c,
+            Conversions::Given(c) => c,
+        }
+    }
 }
 
 /// Makes the DTZ of a table under `rules.move_rule` from its packed WDL ([`pack_wdl`]).
@@ -213,7 +242,7 @@ pub fn generate_dtz(
     material: Material,
     rules: RuleSet,
     wdl: &[u8],
-    leaves: &Leaves<'_>,
+    leaves: Leaves<'_>,
     sub: &dyn SubTables,
     progress: &dyn Progress,
     buffer: Cells,
@@ -238,7 +267,7 @@ fn generate_dtz_in(
     material: Material,
     rules: RuleSet,
     wdl: &[u8],
-    leaves: &Leaves<'_>,
+    leaves: Leaves<'_>,
     sub: &dyn SubTables,
     progress: &dyn Progress,
     buffer: Cells,
@@ -250,16 +279,11 @@ fn generate_dtz_in(
     let g = Generator::new(material, rules, sub, progress)
         .index_scheme(1)
         .expect("scheme 1");
-    let zeroing_wins = part
-        .zeroing_wins
-        .iter()
-        .map(|w| w.load(Ordering::Relaxed))
-        .collect();
     Ok(DtzTable {
         material: g.index.material(),
         rules,
         plies: part.plies,
-        zeroing_wins,
+        zeroing_wins: part.zeroing_wins,
         stats: part.counts.finish(&g, rules.move_rule),
         spilled: part.spilled,
         rounds: part.rounds,
@@ -290,7 +314,7 @@ pub(crate) fn generate_dtz_slice(
     material: Material,
     rules: RuleSet,
     wdl: &[u8],
-    leaves: &Leaves<'_>,
+    leaves: Leaves<'_>,
     sub: &dyn SubTables,
     progress: &dyn Progress,
     slice: Option<std::ops::Range<u64>>,
@@ -315,6 +339,8 @@ pub(crate) fn generate_dtz_slice(
     // leads to a position of one advance more, whose values are then final.
     let cursed_possible = rules.move_rule != MoveRule::None && has_pawns;
     let mut by_advance = cursed_possible && leaves.cursed_subtables;
+    let cursed_subtables = leaves.cursed_subtables;
+    let conversions = std::sync::RwLock::new(leaves.conversions);
     let mut rounds = 0;
     let mut zeroing_wins: super::generator::ZeroedVec<AtomicU64>;
     let mut buffer = buffer;
@@ -327,7 +353,10 @@ pub(crate) fn generate_dtz_slice(
             zeroing_wins: &zeroing_wins,
             g: &g,
             wdl,
-            leaves,
+            conversions: &conversions,
+            cursed_subtables,
+            // one round of one stage (no pawn step's leaf can be cursed) seeds once
+            release_conversions: !cursed_possible && !by_advance,
             by_advance,
             move_rule: rules.move_rule,
             max: AtomicU32::new(0),
@@ -419,14 +448,19 @@ fn chunk_flags(
 }
 
 /// One round of the retrograde.
-struct Run<'g, 'a> {
+struct Run<'g, 'a, 'c> {
     g: &'g Generator<'a>,
     /// The slots of the slice being made, chunk by chunk ([`Generator::slice_chunks`]).
     chunks: &'g [(u64, Vec<std::ops::Range<u64>>)],
     /// The states the retrograde keeps in a byte.
     alphabet: Alphabet,
     wdl: &'g [u8],
-    leaves: &'g Leaves<'g>,
+    /// The generator's conversions, if known (see [`Leaves::conversions`]).
+    conversions: &'g std::sync::RwLock<Option<Conversions<'c>>>,
+    /// See [`Leaves::cursed_subtables`].
+    cursed_subtables: bool,
+    /// Whether the conversions are dropped after the seed (no later seed needs them).
+    release_conversions: bool,
     /// Whether the retrograde runs by pawn advance, most advanced first (see
     /// [`generate_dtz`]): then a pawn step's leaf reads its category from the state.
     by_advance: bool,
@@ -445,7 +479,7 @@ struct Run<'g, 'a> {
     open_wins: AtomicU64,
 }
 
-impl Run<'_, '_> {
+impl Run<'_, '_, '_> {
     /// The plies of every slot, in `buffer` (see [`generate_dtz`]).
     fn run(&self, buffer: Cells) -> Result<Cells, GenError> {
         let g = self.g;
@@ -512,6 +546,11 @@ impl Run<'_, '_> {
             None => format!("{} DTZ seed", g.label()),
         };
         g.progress.begin(&label, total);
+        let lent = self
+            .conversions
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let conversions = lent.as_ref().map(Conversions::packed);
         self.chunks.par_iter().for_each_init(
             || (MoveList::new(), Vec::with_capacity(64)),
             |(moves, kids), (_, runs)| {
@@ -532,7 +571,7 @@ impl Run<'_, '_> {
                         counts.loss(0);
                         continue;
                     }
-                    let seeded = match self.win_without_position(slot, w) {
+                    let seeded = match self.win_without_position(conversions, slot, w) {
                         Some(v) => Ok(v),
                         None => {
                             let (turn, i) = g.index.split_slot(slot);
@@ -543,7 +582,7 @@ impl Run<'_, '_> {
                                 )));
                                 return;
                             };
-                            self.seed(slot, &pos, w, moves, kids, st)
+                            self.seed(conversions, slot, &pos, w, moves, kids, st)
                         }
                     };
                     match seeded {
@@ -585,6 +624,13 @@ impl Run<'_, '_> {
             },
         );
         g.progress.end();
+        drop(lent);
+        if self.release_conversions {
+            *self
+                .conversions
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        }
         self.check(g)?;
         // Once the losses pull (the wins no longer push), their counts are no longer kept:
         // `open` flags the chunks that still hold an open loss instead.
@@ -686,7 +732,7 @@ impl Run<'_, '_> {
         if m.capture.is_none() && !m.promotion {
             return self.own_category(&child, st);
         }
-        if self.move_rule != MoveRule::None && self.leaves.cursed_subtables {
+        if self.move_rule != MoveRule::None && self.cursed_subtables {
             return self.g.sub.category(&child);
         }
         Ok(super::files::plain_category(self.g.sub.value(&child)?))
@@ -695,7 +741,7 @@ impl Run<'_, '_> {
     /// The first state of a win of a side without pawns, from the generator's
     /// conversions alone (as [`Run::seed`] finds it, without decoding the position): 1 if
     /// a capture wins, else open.
-    fn win_without_position(&self, slot: u64, w: u8) -> Option<u16> {
+    fn win_without_position(&self, conversions: Option<&[u8]>, slot: u64, w: u8) -> Option<u16> {
         if w != W_WIN {
             return None;
         }
@@ -704,23 +750,24 @@ impl Run<'_, '_> {
         if self.g.index.material().side(turn).count(Role::Pawn) > 0 {
             return None;
         }
-        let conversion = self.conversion(slot)?;
+        let conversion = self.conversion(conversions, slot)?;
         Some(if conversion == 3 { 1 } else { WIN_OPEN })
     }
 
     /// The generator's conversion code of `slot` (3 when a capture or promotion wins),
     /// where it tells a leaf's category: without the move rule, or when no sub-table has
     /// cursed values.
-    fn conversion(&self, slot: u64) -> Option<u8> {
-        self.leaves
-            .conversions
-            .filter(|_| self.move_rule == MoveRule::None || !self.leaves.cursed_subtables)
+    fn conversion(&self, conversions: Option<&[u8]>, slot: u64) -> Option<u8> {
+        conversions
+            .filter(|_| self.move_rule == MoveRule::None || !self.cursed_subtables)
             .map(|c| super::state::packed_conversion(c, slot as usize))
     }
 
     /// The first state of a decided slot (not mated): a win's leaf, or a loss's count.
+    #[allow(clippy::too_many_arguments)]
     fn seed(
         &self,
+        conversions: Option<&[u8]>,
         slot: u64,
         pos: &Position,
         w: u8,
@@ -729,7 +776,7 @@ impl Run<'_, '_> {
         st: &Cells,
     ) -> Result<u16, GenError> {
         // A conversion code from the generator: 3 when a capture or promotion wins.
-        let conversion = self.conversion(slot);
+        let conversion = self.conversion(conversions, slot);
         // With the conversions known, the only zeroing moves left to look at are the steps
         // of the mover's pawns (none without pawns to move).
         if let Some(conversion) = conversion {
@@ -794,7 +841,7 @@ impl Run<'_, '_> {
                 zeroing = zeroing.max(1);
                 let cursed_possible = self.move_rule != MoveRule::None
                     && if m.capture.is_some() || m.promotion {
-                        self.leaves.cursed_subtables
+                        self.cursed_subtables
                     } else {
                         self.by_advance
                     };
@@ -1395,7 +1442,7 @@ mod tests {
         let g = tables.get(&m).expect("generated");
         let wdl = pack_wdl(&g.codes);
         let leaves = Leaves {
-            conversions: Some(&g.conversions),
+            conversions: Some(Conversions::Lent(&g.conversions)),
             cursed_subtables: cursed,
         };
         let buffer = Cells::default();
@@ -1404,7 +1451,7 @@ mod tests {
             m,
             rules,
             &wdl,
-            &leaves,
+            leaves,
             tables,
             &NoProgress,
             buffer,
@@ -1440,7 +1487,11 @@ mod tests {
                 let spilled = dtz_in(narrow.clone(), &tables, m, rules, by_advance);
                 assert!(spilled.plies.spilled() > 1000, "{name}");
                 assert!(wide.plies == spilled.plies, "{name}: the plies differ");
-                assert_eq!(wide.zeroing_wins, spilled.zeroing_wins, "{name}");
+                assert_eq!(
+                    wide.zeroing_win_words(),
+                    spilled.zeroing_win_words(),
+                    "{name}"
+                );
                 assert_eq!(wide.stats, spilled.stats, "{name}");
             }
         }
@@ -1467,7 +1518,11 @@ mod tests {
             let decided = one.plies.to_vec().iter().filter(|&&p| p != NONE).count();
             assert!(decided > 1000, "{name}: {decided} decided");
             assert!(one.plies == staged.plies, "{name}: the plies differ");
-            assert_eq!(one.zeroing_wins, staged.zeroing_wins, "{name}");
+            assert_eq!(
+                one.zeroing_win_words(),
+                staged.zeroing_win_words(),
+                "{name}"
+            );
             assert_eq!(one.stats, staged.stats, "{name}");
         }
     }

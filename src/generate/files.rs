@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rayon::prelude::*;
 
 use super::budget::{Limits, Needs, check_run, check_table, free_disk_bytes};
-use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl};
+use super::dtz::{Conversions, DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl};
 use super::{Cells, GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
@@ -218,7 +218,7 @@ pub(super) struct DtzValues<'a> {
 #[derive(Clone, Copy)]
 pub(super) enum ZeroingWins<'a> {
     /// A bit a slot, as [`DtzTable::zeroing_wins`]; the plies say 1.
-    Bits(&'a [u64]),
+    Bits(&'a [std::sync::atomic::AtomicU64]),
     /// The plies say [`super::sliced::ZEROING_WIN`].
     Marked,
 }
@@ -316,7 +316,7 @@ impl format::Values for Side<'_> {
         match self.zeroing_wins {
             ZeroingWins::Bits(z) if self.left_out => {
                 for (v, s) in out.iter_mut().zip(slots) {
-                    if z[s / 64] >> (s % 64) & 1 != 0 {
+                    if z[s / 64].load(std::sync::atomic::Ordering::Relaxed) >> (s % 64) & 1 != 0 {
                         *v = format::UNUSED;
                     }
                 }
@@ -679,12 +679,19 @@ fn make_table(
     } = write_for_dtz(dir, &mut g, progress)?;
     // The WDL and DTM files are in place: if the DTZ fails or is cancelled, they go too,
     // so that no table is left without its DTZ (a later run makes it again whole).
+    // the conversions are given, to be freed once the DTZ's seed is done with them
     let leaves = Leaves {
-        conversions: Some(&g.conversions),
+        conversions: Some(Conversions::Given(std::mem::take(&mut g.conversions))),
         cursed_subtables,
     };
-    let dtz = generate_dtz(m, rules, &wdl, &leaves, &subs, progress, buffer)
-        .and_then(|dtz| Ok((write_dtz(dir, &dtz, progress)?, dtz)));
+    let dtz = generate_dtz(m, rules, &wdl, leaves, &subs, progress, buffer);
+    // The DTZ file's writing needs its plies alone: what made them goes first (the WDL, the
+    // conversions and the sub-tables: KRQvKR's peak was this writing's, 471 MiB, with them
+    // held). The values are on disk by then (writing emptied the codes): keep the summary
+    // only, or a long run (every 5-man table) would hold every table it wrote.
+    drop(wdl);
+    drop(subs);
+    let dtz = dtz.and_then(|dtz| Ok((write_dtz(dir, &dtz, progress)?, dtz)));
     let (dtz_bytes, dtz) = match dtz {
         Ok(d) => d,
         Err(e) => {
@@ -692,12 +699,7 @@ fn make_table(
             return Err(e);
         }
     };
-    drop(wdl);
     drop(dtz.plies);
-    drop(subs);
-    // The values are on disk now (writing emptied the codes): keep the summary only, or a
-    // long run (every 5-man table) would hold every table it wrote.
-    g.conversions = super::ZeroedVec::default();
     reopen_and_check(dir, tb, m, progress)?;
     Ok(TableOutcome::Written {
         table: Box::new(g),
