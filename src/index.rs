@@ -20,8 +20,18 @@
 //! its file pair (it leaves its file only by capturing, which leaves the table, and the
 //! mirror swaps the files of a pair), so a position's slice never changes. The generator
 //! makes one slice at a time, and writes the files in scheme 1
-//! ([`TableIndex::file_index`], [`SplitLayout`]). Tables without a lone pawn are the same
-//! in both schemes.
+//! ([`TableIndex::file_index`], [`SplitLayout`]).
+//!
+//! A table with no lone pawn but a pair of like pawns (KPPvKR, KNBvKPP) splits the first
+//! such pair the same way: the two pawns' file pairs (ten slices: a and h with a and h,
+//! a and h with b and g, ..., d and e with d and e) are the most significant digit, and
+//! the pair's digit is their places within them (144: twelve for the pawn of the smaller
+//! file pair, then twelve for the other; where both share a file pair, only the first 66
+//! are used, the two places in colex order, and the other digits name no position). Each
+//! pawn keeps its file pair, so a slice is again closed under the table's moves, and the
+//! largest is an eighth of the table (144 of scheme 1's 1,128 combinations). Tables whose
+//! pawns all come in groups of three or more, and tables without pawns, are the same in
+//! both schemes.
 //!
 //! Some indices name no legal position (pieces on one square, the side not to move in
 //! check) and, without pawns, some name a mirror image of another index when both shahs
@@ -115,8 +125,89 @@ static PAWN_PLACES_2: Places = {
 /// Places of a pawn's file pair in scheme 2.
 const PAIR_PLACES: u32 = 12;
 
-/// File pairs.
+/// File pairs: the slices of a table split by a lone pawn.
 const PAIRS: u64 = 4;
+
+/// The slices of a table split by a pair of like pawns (scheme 2, where no side has a
+/// lone pawn): the file pairs of its two pawns, the smaller first, each pawn keeping its
+/// own (a pawn leaves its file only by capturing, which leaves the table).
+const PAIR_SLICES: [(u32, u32); 10] = [
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (2, 2),
+    (2, 3),
+    (3, 3),
+];
+
+/// The digit of a split pair within its slice: 12 places of each pawn's file pair, the
+/// pawn of the smaller pair the more significant. When both stand in one file pair only
+/// the first C(12, 2) = 66 digits are used (the two places in colex order); the others
+/// name no position.
+const SPLIT_PAIR_PLACES: u32 = PAIR_PLACES * PAIR_PLACES;
+
+/// The generator splits a pair of pawns (where no side has a lone pawn) from this many men
+/// ([`TableIndex::for_generation`]): a 5-man table made whole fits in well under a GiB
+/// (KPPvKR peaks at 536 MiB on 2 threads, 83 s), and its ten slices cost time (107 s, at
+/// 433 MiB, its files the same bytes); a 6-man one made whole needs up to 56 GiB.
+pub const PAIR_SPLIT_MEN: u32 = 6;
+
+/// Runs of a unit in scheme 1 for a split pair: its combinations of two of the 48 places.
+const PAIR_FILE_RUNS: u64 = 1128;
+
+/// The slice of a split pair whose pawns stand in file pairs `a <= b`.
+#[inline]
+const fn pair_slice(a: u32, b: u32) -> u32 {
+    // the slices of smaller first pairs: 4 + 3 + ... for each
+    let mut s = 0;
+    let mut x = 0;
+    while x < a {
+        s += 4 - x;
+        x += 1;
+    }
+    s + (b - a)
+}
+
+/// The slice and digit of a split pair on scheme 2 places `p` and `q` (0..48, distinct;
+/// see [`PAWN_PLACES_2`]).
+#[inline]
+fn split_pair_digit(p: u32, q: u32) -> (u64, u64) {
+    let (lo, hi) = if (p / PAIR_PLACES, p) < (q / PAIR_PLACES, q) {
+        (p, q)
+    } else {
+        (q, p)
+    };
+    let (a, qa) = (lo / PAIR_PLACES, lo % PAIR_PLACES);
+    let (b, qb) = (hi / PAIR_PLACES, hi % PAIR_PLACES);
+    let digit = if a < b {
+        qa * PAIR_PLACES + qb
+    } else {
+        // one file pair: colex, qb > qa
+        qb * (qb - 1) / 2 + qa
+    };
+    (u64::from(pair_slice(a, b)), u64::from(digit))
+}
+
+/// The scheme 2 places (the larger first) of digit `d` of a split pair in slice `slice`,
+/// or `None` for a digit that names no position.
+#[inline]
+fn split_pair_places(slice: u64, d: u64) -> Option<(u32, u32)> {
+    let (a, b) = PAIR_SLICES[slice as usize];
+    let d = d as u32;
+    if a < b {
+        let (qa, qb) = (d / PAIR_PLACES, d % PAIR_PLACES);
+        Some((b * PAIR_PLACES + qb, a * PAIR_PLACES + qa))
+    } else if u64::from(d) < BINOM[PAIR_PLACES as usize][2] {
+        let (hi, lo) = TableIndex::pair_squares(u64::from(d));
+        Some((a * PAIR_PLACES + hi, a * PAIR_PLACES + lo))
+    } else {
+        None
+    }
+}
 
 /// Transforms of the board: bit 0 mirrors files, bit 1 mirrors ranks, bit 2 flips on the
 /// a1-h8 diagonal, applied in that order.
@@ -387,8 +478,12 @@ pub struct TableIndex {
     /// The groups in the order of their digits, the most significant first.
     groups: Vec<Group>,
     /// The group of the lone pawn whose file pair is a digit of its own (scheme 2), the
-    /// most significant: the group's digit is then its place within the pair.
+    /// most significant: the group's digit is then its place within the pair. Where no
+    /// side has a lone pawn, a pair of like pawns whose two file pairs are that digit
+    /// (see [`PAIR_SLICES`], [`SPLIT_PAIR_PLACES`]).
     split: Option<usize>,
+    /// Values of the most significant digit: the slices (1 without a split).
+    slice_count: u64,
     /// Product of the sizes of the groups.
     rest: u64,
     /// Divides by `rest`.
@@ -454,13 +549,23 @@ impl TableIndex {
     }
 
     /// The index the generator numbers a table of `material` by: scheme 2, in slices,
-    /// where it has a lone pawn (else scheme 1, the files' own).
+    /// where it has a lone pawn, or a pair of like pawns and at least
+    /// [`PAIR_SPLIT_MEN`] men (else scheme 1, the files' own). With a pair, scheme 2 has
+    /// more indices than scheme 1 ([`TableIndex::file_size`]).
     ///
     /// # Panics
     /// If the material has no index (see [`TableIndex::try_new`]).
     #[must_use]
     pub fn for_generation(material: Material) -> TableIndex {
-        TableIndex::try_with_scheme(material, 2).unwrap_or_else(|e| panic!("{e}"))
+        let lone_pawn = Color::ALL
+            .iter()
+            .any(|&c| material.side(c).count(Role::Pawn) == 1);
+        let scheme = if lone_pawn || material.men() >= PAIR_SPLIT_MEN {
+            2
+        } else {
+            1
+        };
+        TableIndex::try_with_scheme(material, scheme).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The index of a material in index scheme 1 (the files') or 2 (the generator's).
@@ -507,16 +612,26 @@ impl TableIndex {
             }
         }
         // scheme 2: the first lone pawn's place splits into its file pair and its place
-        // within the pair
-        let split = groups
-            .iter()
-            .position(|g| g.piece.role == Role::Pawn && g.count == 1)
-            .filter(|_| scheme == 2);
+        // within the pair; without a lone pawn, the first pair of like pawns' places into
+        // their two file pairs and their places within them
+        let pawns_of = |count: usize| {
+            groups
+                .iter()
+                .position(|g: &Group| g.piece.role == Role::Pawn && g.count == count)
+        };
+        let split = pawns_of(1).or_else(|| pawns_of(2)).filter(|_| scheme == 2);
+        let mut slice_count = 1;
         if let Some(i) = split {
             let g = &mut groups[i];
             g.places = &PAWN_PLACES_2;
-            g.squares = PAIR_PLACES;
-            g.size = u64::from(PAIR_PLACES);
+            if g.count == 1 {
+                g.squares = PAIR_PLACES;
+                g.size = u64::from(PAIR_PLACES);
+                slice_count = PAIRS;
+            } else {
+                g.size = u64::from(SPLIT_PAIR_PLACES);
+                slice_count = PAIR_SLICES.len() as u64;
+            }
             g.size_div = Divisor::new(g.size);
         }
         let too_large = || IndexError::TooLarge(material);
@@ -529,8 +644,7 @@ impl TableIndex {
             group_of[g.piece.color.index() * 6 + g.piece.role.index()] = i as u8;
         }
         let rest = weight;
-        let pairs = if split.is_some() { PAIRS } else { 1 };
-        let size = pairs
+        let size = slice_count
             .checked_mul(kk_count)
             .and_then(|n| n.checked_mul(rest))
             .ok_or_else(too_large)?;
@@ -543,6 +657,7 @@ impl TableIndex {
             pawns,
             groups,
             split,
+            slice_count,
             rest,
             rest_div: Divisor::new(rest),
             kk_count,
@@ -564,20 +679,28 @@ impl TableIndex {
     }
 
     /// The index scheme (1 or 2, see the module documentation): 2 only where it differs
-    /// from 1 (a lone pawn).
+    /// from 1 (a lone pawn, or a pair of like pawns).
     #[must_use]
     pub fn scheme(&self) -> u32 {
         if self.split.is_some() { 2 } else { 1 }
     }
 
+    /// Indices of scheme 1 (the files'), a side to move: [`TableIndex::size`] but for a
+    /// split pair (see [`SplitLayout::file_size`]).
+    #[must_use]
+    pub fn file_size(&self) -> u64 {
+        self.split_layout().map_or(self.size, |l| l.file_size())
+    }
+
     /// The index in scheme 1 (the files') of the position of index `i`: `i` itself but
-    /// in scheme 2 with a split pawn.
+    /// in scheme 2 with a split pawn; `None` for an index of a split pair that names no
+    /// position (see [`SPLIT_PAIR_PLACES`]).
     #[inline]
     #[must_use]
-    pub fn file_index(&self, i: u64) -> u64 {
+    pub fn file_index(&self, i: u64) -> Option<u64> {
         match self.split_layout() {
             Some(l) => l.file_index(i),
-            None => i,
+            None => Some(i),
         }
     }
 
@@ -587,20 +710,19 @@ impl TableIndex {
         let g = &self.groups[self.split?];
         Some(SplitLayout {
             run: g.weight,
-            slice: self.size / PAIRS,
+            slice: self.size / self.slice_count,
+            pair: g.count == 2,
         })
     }
 
     /// The slices of the index: ranges that together cover every index, none of which a
     /// move that stays in the table leaves (in scheme 2, one a file pair of the split
-    /// pawn, a quarter of the index each; else the whole index). In order.
+    /// lone pawn, a quarter of the index each, or one a pair of file pairs of a split pair
+    /// of pawns, a tenth each; else the whole index). In order.
     #[must_use]
     pub fn slices(&self) -> Vec<std::ops::Range<u64>> {
-        if self.split.is_none() {
-            return std::iter::once(0..self.size).collect();
-        }
-        let n = self.size / PAIRS;
-        (0..PAIRS).map(|pair| pair * n..(pair + 1) * n).collect()
+        let n = self.size / self.slice_count;
+        (0..self.slice_count).map(|s| s * n..(s + 1) * n).collect()
     }
 
     /// Number of shah placements (462 without pawns, 1,806 with).
@@ -647,18 +769,39 @@ impl TableIndex {
 
     /// The squares of combination `c` of the last group in the run of index `i` (see
     /// [`TableIndex::last_group`]): of a pair, the larger place first; one piece stands on
-    /// both.
+    /// both. `None` for a split pair's digit that names no position.
     #[inline]
     #[must_use]
-    pub fn last_squares(&self, i: u64, c: u64) -> (Square, Square) {
+    pub fn last_squares(&self, i: u64, c: u64) -> Option<(Square, Square)> {
         let last = self.groups.len() - 1;
         let g = &self.groups[last];
         if g.count == 1 {
             let s = g.places.square(self.place(last, c as u32, i));
-            (s, s)
+            Some((s, s))
+        } else if self.split == Some(last) {
+            let (a, b) = split_pair_places(self.pair_of(i), c)?;
+            Some((g.places.square(a), g.places.square(b)))
         } else {
             let (a, b) = TableIndex::pair_squares(c);
-            (g.places.square(a), g.places.square(b))
+            Some((g.places.square(a), g.places.square(b)))
+        }
+    }
+
+    /// Calls `f` with the place (see [`Places`]) of each piece of group `k` whose digit is
+    /// `c`, in an index whose slice digit is `slice`, until it returns false; whether it
+    /// ran to the end (not for a split pair's digit that names no position).
+    #[inline]
+    fn for_each_place(&self, k: usize, c: u64, slice: u64, mut f: impl FnMut(u32) -> bool) -> bool {
+        let g = &self.groups[k];
+        if self.split != Some(k) {
+            return g.for_each_square(c, f);
+        }
+        if g.count == 1 {
+            return f(slice as u32 * PAIR_PLACES + c as u32);
+        }
+        match split_pair_places(slice, c) {
+            Some((a, b)) => f(a) && f(b),
+            None => false,
         }
     }
 
@@ -732,13 +875,8 @@ impl TableIndex {
                     6 - rank
                 }
             };
-            let offset = if self.split == Some(k) {
-                pair as u32 * PAIR_PLACES
-            } else {
-                0
-            };
-            g.for_each_square(c, |p| {
-                sum += advance(offset + p);
+            self.for_each_place(k, c, pair, |p| {
+                sum += advance(p);
                 true
             });
         }
@@ -793,13 +931,8 @@ impl TableIndex {
             },
         );
         for (i, g) in self.groups.iter().enumerate().take(placed) {
-            let offset = if self.split == Some(i) {
-                pair as u32 * PAIR_PLACES
-            } else {
-                0
-            };
-            let placed_all = g.for_each_square(digits[i], |p| {
-                let sq = g.places.square(offset + p);
+            let placed_all = self.for_each_place(i, digits[i], pair, |p| {
+                let sq = g.places.square(p);
                 if board.occupied().contains(sq) {
                     return false;
                 }
@@ -864,6 +997,13 @@ impl TableIndex {
             let mut places = [0u8; 16];
             for (i, s) in bb.into_iter().enumerate() {
                 places[i] = place(s)?;
+            }
+            if self.split == Some(j) {
+                let (slice, digit) = split_pair_digit(places[0].into(), places[1].into());
+                pair = slice;
+                idx = idx * g.size + digit;
+                seen += 2;
+                continue;
             }
             let places = &mut places[..g.count];
             places.sort_unstable();
@@ -963,15 +1103,24 @@ impl TableIndex {
         from: Square,
         to: Square,
     ) -> u64 {
-        let g =
-            &self.groups[usize::from(self.group_of[piece.color.index() * 6 + piece.role.index()])];
+        let k = usize::from(self.group_of[piece.color.index() * 6 + piece.role.index()]);
+        let g = &self.groups[k];
         let place = |s: Square| u64::from(g.places.place_of[s.index()]);
         let (old, new) = if g.count == 1 {
             // a split pawn keeps its file pair: the pair's part of its place cancels out
             (place(from), place(to))
+        } else if self.split == Some(k) {
+            // a split pair: each pawn keeps its file pair, so the slice stays
+            let digit = |bb: Bitboard| {
+                let mut it = bb.into_iter();
+                let (a, b) = (it.next().expect("two"), it.next().expect("two"));
+                split_pair_digit(place(a) as u32, place(b) as u32).1
+            };
+            let bb = squares();
+            (digit(bb), digit(bb.without(from).with(to)))
         } else {
             // a group of several keeps scheme 1's places, in the order of squares (only a
-            // lone pawn is split), so a bitboard gives them in order
+            // lone pawn or a pair is split), so a bitboard gives them in order
             let bb = squares();
             let colex = |bb: Bitboard| -> u64 {
                 bb.into_iter()
@@ -1061,49 +1210,105 @@ impl TableIndex {
 
 /// How scheme 2 orders a table with a split pawn against scheme 1: both are runs of
 /// `run` indices (the digits after the pawn's) in the same order. In scheme 1 a *unit*
-/// (the digits before the pawn's, the shah pair's first) holds 48 runs, one a pawn place
-/// from a2 to h7; in scheme 2 each slice (a file pair) holds every unit in the same order,
-/// each with the pair's 12 runs (its two files, a2-a7 then h2-h7 for the first pair).
+/// (the digits before the pawn's, the shah pair's first) holds a run for each value of
+/// the pawn's digit (48 pawn places from a2 to h7; 1,128 combinations of two for a pair);
+/// in scheme 2 each slice holds every unit in the same order, each with the slice's runs
+/// (a lone pawn's 12, its file pair's two files, a2-a7 then h2-h7 for the first pair; a
+/// pair's 144, of which 66 are used where both pawns share a file pair).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitLayout {
-    /// Indices of one pawn place, the same in both schemes.
+    /// Indices of one value of the pawn's digit, the same in both schemes.
     pub run: u64,
-    /// Indices of one slice of scheme 2 (a quarter of the index).
+    /// Indices of one slice of scheme 2.
     pub slice: u64,
+    /// Whether the split group is a pair of pawns (else a lone pawn).
+    pub pair: bool,
 }
 
 impl SplitLayout {
+    /// Slices of scheme 2.
+    #[inline]
+    #[must_use]
+    pub fn slices(&self) -> u64 {
+        if self.pair {
+            PAIR_SLICES.len() as u64
+        } else {
+            PAIRS
+        }
+    }
+
     /// Runs a unit holds in scheme 1.
-    pub const FILE_RUNS: u64 = 48;
+    #[inline]
+    #[must_use]
+    pub fn file_runs(&self) -> u64 {
+        if self.pair { PAIR_FILE_RUNS } else { 48 }
+    }
+
+    /// Indices of scheme 1 a side to move (the files'): fewer than scheme 2's for a pair,
+    /// whose slices where both pawns share a file pair leave digits unused.
+    #[must_use]
+    pub fn file_size(&self) -> u64 {
+        self.slice / self.slice_runs() * self.file_runs()
+    }
+
+    /// Indices of scheme 2 a side to move.
+    #[must_use]
+    pub fn size(&self) -> u64 {
+        self.slice * self.slices()
+    }
+
     /// Runs a unit of a slice holds in scheme 2.
-    pub const SLICE_RUNS: u64 = PAIR_PLACES as u64;
-
-    /// The scheme 1 index of scheme 2 index `i`.
     #[inline]
     #[must_use]
-    pub fn file_index(&self, i: u64) -> u64 {
-        let (pair, r) = (i / self.slice, i % self.slice);
-        let (unit, r) = (
-            r / (Self::SLICE_RUNS * self.run),
-            r % (Self::SLICE_RUNS * self.run),
-        );
+    pub fn slice_runs(&self) -> u64 {
+        u64::from(if self.pair {
+            SPLIT_PAIR_PLACES
+        } else {
+            PAIR_PLACES
+        })
+    }
+
+    /// The scheme 1 index of scheme 2 index `i`, `None` where `i` names no position (a
+    /// split pair's unused digit).
+    #[inline]
+    #[must_use]
+    pub fn file_index(&self, i: u64) -> Option<u64> {
+        let (slice, r) = (i / self.slice, i % self.slice);
+        let unit_len = self.slice_runs() * self.run;
+        let (unit, r) = (r / unit_len, r % unit_len);
         let (q, lo) = (r / self.run, r % self.run);
-        (unit * Self::FILE_RUNS + u64::from(Self::file_place(pair, q))) * self.run + lo
+        let p = self.file_place(slice, q)?;
+        Some((unit * self.file_runs() + p) * self.run + lo)
     }
 
-    /// The scheme 1 place (a2 0, ..., h7 47) of place `q` of file pair `pair`.
+    /// The scheme 1 digit of the pawn (its place, a2 0 ... h7 47; a pair's colex rank of
+    /// two such places) of digit `q` of slice `slice`, `None` where it names no position.
     #[inline]
     #[must_use]
-    pub fn file_place(pair: u64, q: u64) -> u8 {
-        PAWN_PLACES_2.square_of[(pair * Self::SLICE_RUNS + q) as usize] - 8
+    pub fn file_place(&self, slice: u64, q: u64) -> Option<u64> {
+        let square = |p: u32| u64::from(PAWN_PLACES_2.square_of[p as usize]) - 8;
+        if self.pair {
+            let (a, b) = split_pair_places(slice, q)?;
+            let (hi, lo) = (square(a).max(square(b)), square(a).min(square(b)));
+            Some(BINOM[hi as usize][2] + lo)
+        } else {
+            Some(square((slice * u64::from(PAIR_PLACES) + q) as u32))
+        }
     }
 
-    /// The file pair and place within it of scheme 1 place `p` (a2 0, ..., h7 47).
+    /// The slice and digit within it of scheme 1 digit `p` (see
+    /// [`SplitLayout::file_place`]).
     #[inline]
     #[must_use]
-    pub fn slice_place(p: u64) -> (u64, u64) {
-        let place = u64::from(PAWN_PLACES_2.place_of[p as usize + 8]);
-        (place / Self::SLICE_RUNS, place % Self::SLICE_RUNS)
+    pub fn slice_place(&self, p: u64) -> (u64, u64) {
+        let place = |sq: u64| u32::from(PAWN_PLACES_2.place_of[sq as usize + 8]);
+        if self.pair {
+            let (hi, lo) = TableIndex::pair_squares(p);
+            split_pair_digit(place(u64::from(hi)), place(u64::from(lo)))
+        } else {
+            let q = u64::from(place(p));
+            (q / u64::from(PAIR_PLACES), q % u64::from(PAIR_PLACES))
+        }
     }
 }
 
@@ -1282,8 +1487,18 @@ mod tests {
 
     #[test]
     fn index_after_move_matches_encode() {
-        for name in ["KRvKQ", "KRRvKN", "KPPvKB", "KBvKP"] {
-            let idx = TableIndex::new(name.parse().unwrap());
+        // scheme 2 splits KPPvKB's pair, KRPvKPP's lone pawn
+        for (name, scheme) in [
+            ("KRvKQ", 1),
+            ("KRRvKN", 1),
+            ("KPPvKB", 1),
+            ("KPPvKB", 2),
+            ("KRvKPP", 2),
+            ("KBvKP", 1),
+            ("KBvKP", 2),
+        ] {
+            let m = name.parse::<Material>().unwrap().normalized();
+            let idx = TableIndex::try_with_scheme(m, scheme).unwrap();
             let mut checked = 0;
             for i in (0..idx.size()).step_by(97) {
                 let Some(board) = idx.decode(i) else { continue };
@@ -1320,8 +1535,16 @@ mod tests {
 
     #[test]
     fn index_after_shah_move_matches_encode() {
-        for name in ["KRvKQ", "KRQvKR", "KBvKP", "KNvKP"] {
-            let idx = TableIndex::new(name.parse().unwrap());
+        for (name, scheme) in [
+            ("KRvKQ", 1),
+            ("KRQvKR", 1),
+            ("KBvKP", 1),
+            ("KNvKP", 1),
+            ("KNvKP", 2),
+            ("KPPvKN", 2),
+        ] {
+            let m = name.parse::<Material>().unwrap().normalized();
+            let idx = TableIndex::try_with_scheme(m, scheme).unwrap();
             let (mut checked, mut refused) = (0, 0);
             for i in (0..idx.size()).step_by(89) {
                 let Some(board) = idx.decode(i) else { continue };
@@ -1363,8 +1586,18 @@ mod tests {
     fn move_frame_matches_encode() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        for name in ["KQvKQ", "KRvKQ", "KRRvKN", "KPPvKB", "KBvKP", "KNNvKQ"] {
-            let idx = TableIndex::new(name.parse().unwrap());
+        for (name, scheme) in [
+            ("KQvKQ", 1),
+            ("KRvKQ", 1),
+            ("KRRvKN", 1),
+            ("KPPvKB", 1),
+            ("KPPvKB", 2),
+            ("KRvKPP", 2),
+            ("KBvKP", 1),
+            ("KNNvKQ", 1),
+        ] {
+            let m = name.parse::<Material>().unwrap().normalized();
+            let idx = TableIndex::try_with_scheme(m, scheme).unwrap();
             let (mut framed, mut checked, mut shah_moves) = (0, 0, 0);
             for _ in 0..3000 {
                 // a random board of the material, in any orientation
@@ -1503,9 +1736,18 @@ mod pawn_advance_tests {
 
     #[test]
     fn pawn_advance_is_that_of_the_decoded_board() {
-        for m in ["KPvKR", "KRPvKP", "KPPvKP", "KPPvKR", "KRvKNP", "KQvKR"] {
+        for (m, scheme) in [
+            ("KPvKR", 1),
+            ("KRPvKP", 1),
+            ("KPPvKP", 1),
+            ("KPPvKR", 1),
+            ("KPPvKR", 2),
+            ("KRvKPP", 2),
+            ("KRvKNP", 1),
+            ("KQvKR", 1),
+        ] {
             let material = m.parse::<Material>().unwrap().normalized();
-            let index = TableIndex::new(material);
+            let index = TableIndex::try_with_scheme(material, scheme).unwrap();
             let max = index.max_pawn_advance();
             let mut seen = vec![false; max as usize + 1];
             // a stride prime to 48 and 64 visits every value of every group's digit

@@ -129,21 +129,24 @@ fn six_man_sizes_are_the_formula() {
 
 /// The slices of an index cover it, in order, and no move that stays in the table (no
 /// capture, no promotion) leaves its slice: a table with a lone pawn falls into four
-/// slices, one a file pair of that pawn, each made alone by the generator.
+/// slices, one a file pair of that pawn, and one whose pawns all come in groups into ten,
+/// one a pair of file pairs of its first pair of pawns, each made alone by the generator.
 #[test]
 fn no_move_within_a_table_leaves_its_slice() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(24);
     for (name, slices) in [
         ("KRPvKR", 4),
         ("KPvKP", 4),
-        ("KPPvKR", 1),
+        ("KPPvKR", 10),
         ("KRvKNP", 4),
-        ("KPPvKPP", 1),
+        ("KPPvKPP", 10),
         ("KPPvKP", 4),
+        ("KRvKPP", 10),
+        ("KPPPvKR", 1),
         ("KRQvKR", 1),
     ] {
         let m: Material = name.parse::<Material>().unwrap().normalized();
-        let index = TableIndex::for_generation(m);
+        let index = TableIndex::try_with_scheme(m, 2).unwrap();
         assert_eq!(index.scheme(), if slices > 1 { 2 } else { 1 }, "{name}");
         let ranges = index.slices();
         assert_eq!(ranges.len(), slices, "{name}");
@@ -179,7 +182,7 @@ fn no_move_within_a_table_leaves_its_slice() {
 #[test]
 fn scheme_1_round_trips_with_pawns() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-    for name in ["KRPvKR", "KPPvKP", "KNvKP", "KQvKPP"] {
+    for name in ["KRPvKR", "KPPvKP", "KNvKP", "KQvKPP", "KPPvKR", "KPPPvKR"] {
         let m: Material = name.parse::<Material>().unwrap().normalized();
         let one = TableIndex::try_with_scheme(m, 1).unwrap();
         let two = TableIndex::new(m);
@@ -206,5 +209,103 @@ fn scheme_1_round_trips_with_pawns() {
         } else {
             assert_eq!(differ, 0, "{name}");
         }
+    }
+}
+
+/// Scheme 2 of a table whose first pair of pawns is split (no lone pawn): every index that
+/// decodes encodes back to itself, every position's index decodes, and the index the files
+/// number it by ([`TableIndex::file_index`]) is scheme 1's; the split pair's digits that
+/// name no position (both pawns in one file pair, past the 66 used) decode to nothing.
+#[test]
+fn a_split_pair_round_trips_and_maps_to_the_files_order() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+    for name in ["KPPvKR", "KRvKPP", "KPPvKPP", "KRRvKPP", "KPPvKNB"] {
+        let m: Material = name.parse::<Material>().unwrap().normalized();
+        let one = TableIndex::try_with_scheme(m, 1).unwrap();
+        let two = TableIndex::try_with_scheme(m, 2).unwrap();
+        let layout = two.split_layout().expect("split");
+        assert!(layout.pair, "{name}");
+        // 10 slices of 144 digits where scheme 1 has 1,128 combinations
+        assert_eq!(two.size() / 1440, one.size() / 1128, "{name}");
+        for _ in 0..4_000 {
+            let p = random_position(m, &mut rng);
+            let i = two.encode(p.board()).expect("a position has an index");
+            let back = two.decode(i).expect("and it decodes");
+            assert_eq!(two.encode(&back), Some(i), "{name} {p:?}");
+            assert_eq!(one.encode(&back), one.encode(p.board()), "{name} {p:?}");
+            assert_eq!(two.file_index(i), one.encode(p.board()), "{name} {p:?}");
+        }
+        // strided over the whole index: decoding and encoding agree, and the unused
+        // digits name nothing
+        let mut step = (two.size() / 100_003) | 1;
+        while step % 3 == 0 {
+            step += 2;
+        }
+        let (mut used, mut unused) = (0, 0);
+        let mut i = 0;
+        while i < two.size() {
+            match two.decode(i) {
+                Some(board) => {
+                    assert_eq!(two.encode(&board), Some(i), "{name} {i}");
+                    let f = two.file_index(i).expect("a position has a file index");
+                    assert_eq!(one.decode(f), Some(board), "{name} {i}");
+                    used += 1;
+                }
+                None => unused += usize::from(two.file_index(i).is_none()),
+            }
+            i += step;
+        }
+        assert!(used > 30_000 && unused > 1_000, "{name}: {used} {unused}");
+    }
+}
+
+/// The pawn digit's two numberings are inverse: each of scheme 1's (48 places of a lone
+/// pawn, 1,128 combinations of a pair) is one slice digit of scheme 2, and back.
+#[test]
+fn split_digits_are_a_bijection() {
+    for (name, runs, slices, per_slice) in [("KRPvKR", 48, 4, 12), ("KPPvKR", 1128, 10, 144)] {
+        let m: Material = name.parse::<Material>().unwrap().normalized();
+        let layout = TableIndex::try_with_scheme(m, 2)
+            .unwrap()
+            .split_layout()
+            .unwrap();
+        assert_eq!(layout.file_runs(), runs);
+        assert_eq!(layout.slices(), slices);
+        assert_eq!(layout.slice_runs(), per_slice);
+        let mut seen = std::collections::HashSet::new();
+        for p in 0..runs {
+            let (slice, q) = layout.slice_place(p);
+            assert!(slice < slices && q < per_slice, "{name} {p}");
+            assert_eq!(layout.file_place(slice, q), Some(p), "{name} {p}");
+            assert!(seen.insert((slice, q)), "{name} {p}");
+        }
+        let valid = (0..slices)
+            .flat_map(|s| (0..per_slice).map(move |q| (s, q)))
+            .filter(|&(s, q)| layout.file_place(s, q).is_some())
+            .count();
+        assert_eq!(valid as u64, runs, "{name}");
+    }
+}
+
+/// The generator splits a pair of pawns from six men only (a 5-man table made whole fits
+/// in well under a GiB, and its slices cost time); a lone pawn always.
+#[test]
+fn the_generator_splits_pairs_from_six_men() {
+    for (name, slices) in [
+        ("KPPvKR", 1),
+        ("KPPvKP", 4),
+        ("KRPPvKR", 10),
+        ("KNBvKPP", 10),
+        ("KPPvKPP", 10),
+        ("KRPvKPP", 4),
+        ("KPPPvKR", 1),
+        ("KRRvKRR", 1),
+    ] {
+        let m: Material = name.parse::<Material>().unwrap().normalized();
+        assert_eq!(
+            TableIndex::for_generation(m).slices().len(),
+            slices,
+            "{name}"
+        );
     }
 }

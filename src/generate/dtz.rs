@@ -1344,7 +1344,7 @@ impl DtzCounts {
         chunks: &[(u64, Vec<std::ops::Range<u64>>)],
         move_rule: MoveRule,
     ) {
-        let n = g.size();
+        let (n, file_n) = (g.size(), g.index.file_size());
         let limit = move_rule.plies().unwrap_or(u32::MAX);
         for turn in Color::ALL {
             let side = turn.index() as u64 * n..(turn.index() as u64 + 1) * n;
@@ -1361,8 +1361,11 @@ impl DtzCounts {
                             let p = u32::from(p);
                             if wdl_at(wdl, s) == W_WIN {
                                 if p >= lw {
-                                    // the first of the longest in the files' order
-                                    let f = side.start + g.index.file_index(s - side.start);
+                                    // the first of the longest in the files' order,
+                                    // its slot there (a decided slot names a position,
+                                    // so it has one)
+                                    let f = turn.index() as u64 * file_n
+                                        + g.index.file_index(s - side.start).unwrap_or(u64::MAX);
                                     if p > lw || lws.is_none_or(|x| f < x) {
                                         lw = p;
                                         lws = Some(f);

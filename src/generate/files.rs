@@ -730,7 +730,8 @@ fn make_sliced_table(
     let layout = index
         .split_layout()
         .ok_or_else(|| GenError::Inconsistent(format!("{m} is not made in slices")))?;
-    let size = index.size();
+    // the files' indices a side to move (fewer than the generator's for a split pair)
+    let size = layout.file_size();
     let total = 2 * size;
     let dtm_path = table_path(dir, stored_form, rules, Metric::Dtm);
     let mut files = SliceFiles::new(&dtm_path, m, rules, subs, progress, cursed_subtables)?;

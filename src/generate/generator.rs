@@ -151,7 +151,8 @@ impl<'a> Generator<'a> {
     }
 
     /// Numbers the positions by index scheme `scheme` (1, the files', or 2, by slices,
-    /// the default where the material has a lone pawn: see [`TableIndex::for_generation`]).
+    /// the default where the material has a lone pawn or a pair of like pawns: see
+    /// [`TableIndex::for_generation`]).
     /// The table is the same either way. `None` for another scheme.
     #[must_use]
     pub fn index_scheme(mut self, scheme: u32) -> Option<Generator<'a>> {
@@ -373,14 +374,16 @@ impl<'a> Generator<'a> {
     /// Runs every pass, a slice at a time ([`TableIndex::slices`]), handing each to
     /// `sink` once it is final and then freeing its memory: the table returned keeps its
     /// figures only (`codes` and `conversions` empty). A table with pawns then needs the
-    /// memory of its largest slice only, a quarter of it or less with one pawn.
+    /// memory of its largest slice only: a quarter of it with a lone pawn, an eighth with
+    /// a pair of like pawns and no lone pawn.
     pub(crate) fn run_sliced(self, sink: &mut dyn SliceSink) -> Result<Generated, GenError> {
         self.run_with(Some(sink))
     }
 
     fn run_with(mut self, mut sink: Option<&mut dyn SliceSink>) -> Result<Generated, GenError> {
         let start = Instant::now();
-        let total = 2 * self.size();
+        // the whole table's slots, in the files' order
+        let total = 2 * self.index.file_size();
         let slices = self.index.slices();
         let mut counts = stats::Counts::default();
         let mut spilled = 0;
@@ -406,16 +409,21 @@ impl<'a> Generator<'a> {
                 if conversions.is_empty() {
                     conversions = zeroed(total.div_ceil(4) as usize);
                 }
-                let n = self.size();
-                let file_slot = |s: u64| s / n * n + self.index.file_index(s % n);
+                let (n, file_n) = (self.size(), self.index.file_size());
+                // (a split pair's digits that name no position have no file slot)
+                let file_slot = |s: u64| Some(s / n * file_n + self.index.file_index(s % n)?);
                 for r in self.slice_slots() {
                     r.clone().into_par_iter().for_each(|s| {
-                        whole.store(file_slot(s) as usize, slice_codes.load(s as usize));
+                        if let Some(f) = file_slot(s) {
+                            whole.store(f as usize, slice_codes.load(s as usize));
+                        }
                     });
                     for s in r {
                         let c = super::state::packed_conversion(&slice_conversions, s as usize);
-                        let f = file_slot(s) as usize;
-                        conversions[f / 4] |= c << (2 * (f % 4));
+                        if let Some(f) = file_slot(s) {
+                            let f = f as usize;
+                            conversions[f / 4] |= c << (2 * (f % 4));
+                        }
                     }
                 }
             }

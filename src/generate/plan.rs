@@ -135,15 +135,13 @@ pub fn disk_bytes(material: Material) -> u64 {
 const SCRATCH_BYTES_PER_SLOT: f64 = 4.25;
 
 /// Estimated bytes of the temporary files a table needs while it is made (none for a
-/// table made whole).
+/// table made whole), a slot of the generator's index each (a split pair's index has
+/// 1,440 pawn digits where the files' has 1,128).
 #[must_use]
 pub fn scratch_bytes(material: Material) -> u64 {
-    if TableIndex::for_generation(material.normalized())
-        .slices()
-        .len()
-        > 1
-    {
-        (slots(material) as f64 * SCRATCH_BYTES_PER_SLOT) as u64
+    let index = TableIndex::for_generation(material.normalized());
+    if index.slices().len() > 1 {
+        (2.0 * index.size() as f64 * SCRATCH_BYTES_PER_SLOT) as u64
     } else {
         0
     }

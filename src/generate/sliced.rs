@@ -3,7 +3,8 @@
 //! temporary files beside the table's (in the generator's order, scheme 2), and the
 //! memory is freed before the next slice; the table's files are then written from those,
 //! read back in the files' order (scheme 1, [`SplitLayout`]). A table with a lone pawn so
-//! needs the memory of its largest slice, a quarter of the table.
+//! needs the memory of its largest slice, a quarter of the table; one split by a pair of
+//! pawns, an eighth.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -207,23 +208,28 @@ fn gather<T: Copy + Default>(
     out: &mut Vec<T>,
 ) {
     let run = layout.run as usize;
-    let file_unit = SplitLayout::FILE_RUNS as usize * run;
-    let slice_unit = SplitLayout::SLICE_RUNS as usize * run;
+    let file_unit = layout.file_runs() as usize * run;
+    let slice_unit = layout.slice_runs() as usize * run;
     let size = size as usize;
     let mut start = range.start;
-    let mut buffers: [Vec<T>; 4] = Default::default();
-    let places: [(usize, usize); SplitLayout::FILE_RUNS as usize] = std::array::from_fn(|p| {
-        let (pair, q) = SplitLayout::slice_place(p as u64);
-        (pair as usize, q as usize)
-    });
+    let mut buffers: Vec<Vec<T>> = (0..layout.slices()).map(|_| Vec::new()).collect();
+    let places: Vec<(usize, usize)> = (0..layout.file_runs())
+        .map(|p| {
+            let (pair, q) = layout.slice_place(p);
+            (pair as usize, q as usize)
+        })
+        .collect();
+    // the generator's indices a side to move (more than the files' for a split pair)
+    let gen_size = layout.size() as usize;
     while start < range.end {
         // one side to move at a time
         let side = start / size * size;
+        let gen_side = start / size * gen_size;
         let end = range.end.min(side + size);
         let (lo, hi) = (start - side, end - side);
         let units = lo / file_unit..hi.div_ceil(file_unit);
         for (pair, buf) in buffers.iter_mut().enumerate() {
-            let first = side + pair * layout.slice as usize + units.start * slice_unit;
+            let first = gen_side + pair * layout.slice as usize + units.start * slice_unit;
             read(first..first + units.len() * slice_unit, buf);
         }
         // a run of one pawn place at a time, a unit (48 places) at a time: no division

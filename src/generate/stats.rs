@@ -115,7 +115,7 @@ impl Counts {
                                 Value::Win(d) => {
                                     a.win += k;
                                     if a.longest_win.is_none_or(|(l, _)| d >= l) {
-                                        let f = index.file_index(i);
+                                        let f = index.file_index(i).unwrap_or(u64::MAX);
                                         a.longest_win = better(a.longest_win, Some((d, f)));
                                     }
                                 }
@@ -123,7 +123,7 @@ impl Counts {
                                 Value::Loss(d) => {
                                     a.loss += k;
                                     if a.longest_loss.is_none_or(|(l, _)| d >= l) {
-                                        let f = index.file_index(i);
+                                        let f = index.file_index(i).unwrap_or(u64::MAX);
                                         a.longest_loss = better(a.longest_loss, Some((d, f)));
                                     }
                                 }
