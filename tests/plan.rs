@@ -52,7 +52,8 @@ fn check_plan(men: u32) {
             job["files"],
             serde_json::json!([
                 format!("t/{name}.counter-loss.tbw"),
-                format!("t/{name}.counter-loss.tbd")
+                format!("t/{name}.counter-loss.tbd"),
+                format!("t/{name}.counter-loss.tbz")
             ])
         );
         // at least two bytes a slot of what is made at once: the table, or its largest

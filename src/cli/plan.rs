@@ -8,10 +8,12 @@ use std::path::Path;
 use clap::ValueEnum;
 use serde_json::json;
 use shatranj_tb::Material;
+use shatranj_tb::format::Metric;
 use shatranj_tb::generate::GenError;
 use shatranj_tb::generate::budget::{Needs, check_table};
 use shatranj_tb::generate::files::{TableOutcome, generate_one_within, paths};
 use shatranj_tb::generate::plan::{Job, plan};
+use shatranj_tb::probe::table_path;
 use shatranj_tb::rules::RuleSet;
 
 use super::UserError;
@@ -165,16 +167,18 @@ fn snakefile(dir: &Path, rules: RuleSet, jobs: &[Job]) -> String {
             let _ = writeln!(s, "    input:");
             for r in &j.reads {
                 let (wdl, dtm) = paths(dir, *r, rules);
-                for f in [&wdl, &dtm] {
+                let dtz = table_path(dir, *r, rules, Metric::Dtz);
+                for f in [&wdl, &dtm, &dtz] {
                     let _ = writeln!(s, "        ancient({}),", rel(f));
                 }
             }
         }
         let _ = writeln!(
             s,
-            "    output:\n        {},\n        {},",
+            "    output:\n        {},\n        {},\n        {},",
             rel(&j.files[0]),
-            rel(&j.files[1])
+            rel(&j.files[1]),
+            rel(&j.files[2])
         );
         let _ = writeln!(s, "    threads: {}", j.threads);
         let _ = writeln!(

@@ -65,12 +65,13 @@ const BASE_BYTES: u64 = 50_000_000;
 /// Memory of each worker thread: see [`BASE_BYTES`].
 const THREAD_BYTES: u64 = 8_000_000;
 
-/// Bytes of table files a slot, both files: 6.2 GB for the 28.2 G slots of every table
-/// up to 5 men (the 4-man tables alone: 16.5 MB for 90.6 M slots, 0.18).
-const FILE_BYTES_PER_SLOT: f64 = 0.22;
+/// Bytes of table files a slot, all three files: 7.23 GB for the 28.2 G slots of every
+/// table up to 5 men (WDL 0.39 GB, DTM 5.82 GB, DTZ 1.02 GB; before DTZ files, 6.2 GB and
+/// 0.22 a slot).
+const FILE_BYTES_PER_SLOT: f64 = 0.26;
 
-/// Share of a table's bytes in its DTM file (about 0.8 on the 4-man set, 0.94 on 5 men).
-const DTM_SHARE: f64 = 0.9;
+/// Share of a table's bytes in its DTM file (0.81 on every table up to 5 men).
+const DTM_SHARE: f64 = 0.8;
 
 /// CPU seconds a slot of a table without pawns. With [`CPU_SECONDS_PER_SLOT_PAWNS`] it
 /// gives the README's figures on 2 cores: 9,090 core-seconds for every 5-man table (76
@@ -89,15 +90,16 @@ pub struct Job {
     /// The tables it reads (those its captures and promotions lead to), in stored form;
     /// materials the rules decide need no table and are left out.
     pub reads: Vec<Material>,
-    /// The files it writes: the WDL file, then the DTM file.
-    pub files: [std::path::PathBuf; 2],
+    /// The files it writes: the WDL file, the DTM file, then the DTZ file (of the rule
+    /// set's move rule).
+    pub files: [std::path::PathBuf; 3],
     /// Slots of its index (positions, both sides to move).
     pub slots: u64,
     /// Estimated peak memory of the process that generates it, in bytes.
     pub memory_bytes: u64,
     /// Estimated CPU time, in core-seconds.
     pub cpu_seconds: f64,
-    /// Estimated size of its two files, in bytes.
+    /// Estimated size of its three files, in bytes.
     pub disk_bytes: u64,
     /// Threads worth giving it.
     pub threads: u32,
@@ -239,6 +241,7 @@ pub fn job(dir: &Path, material: Material, rules: RuleSet) -> Job {
         files: [
             table_path(dir, material, rules, Metric::Wdl),
             table_path(dir, material, rules, Metric::Dtm),
+            table_path(dir, material, rules, Metric::Dtz),
         ],
         slots: slots(material),
         memory_bytes: memory_bytes(material),
