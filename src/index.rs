@@ -150,6 +150,11 @@ const PAIR_SLICES: [(u32, u32); 10] = [
 /// name no position.
 const SPLIT_PAIR_PLACES: u32 = PAIR_PLACES * PAIR_PLACES;
 
+/// From this many men scheme 2 splits each side's pawns where they are one or two (two
+/// split groups where both sides have such pawns: KRPvKBP in 16 slices, KRPvKPP in 40),
+/// below it one group only.
+pub const TWO_SPLIT_MEN: u32 = 6;
+
 /// The generator splits a pair of pawns (where no side has a lone pawn) from this many men
 /// ([`TableIndex::for_generation`]): a 5-man table made whole fits in well under a GiB
 /// (KPPvKR peaks at 536 MiB on 2 threads, 83 s), and its ten slices cost time (107 s, at
@@ -482,6 +487,12 @@ pub struct TableIndex {
     /// side has a lone pawn, a pair of like pawns whose two file pairs are that digit
     /// (see [`PAIR_SLICES`], [`SPLIT_PAIR_PLACES`]).
     split: Option<usize>,
+    /// A second split group, after [`TableIndex::split`] (6 men or more: the other side's
+    /// pawns, lone or a pair): the slice digit is then the first group's slice times the
+    /// second's slices plus the second's.
+    split2: Option<usize>,
+    /// Slices of the second split group (1 without one).
+    slices2: u64,
     /// Values of the most significant digit: the slices (1 without a split).
     slice_count: u64,
     /// Product of the sizes of the groups.
@@ -613,26 +624,44 @@ impl TableIndex {
         }
         // scheme 2: the first lone pawn's place splits into its file pair and its place
         // within the pair; without a lone pawn, the first pair of like pawns' places into
-        // their two file pairs and their places within them
+        // their two file pairs and their places within them; from 6 men, each side's pawns
+        // so, where they are one or two
         let pawns_of = |count: usize| {
             groups
                 .iter()
                 .position(|g: &Group| g.piece.role == Role::Pawn && g.count == count)
         };
-        let split = pawns_of(1).or_else(|| pawns_of(2)).filter(|_| scheme == 2);
+        let (split, split2) = if scheme != 2 {
+            (None, None)
+        } else if material.men() >= TWO_SPLIT_MEN {
+            let mut both = groups
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| g.piece.role == Role::Pawn && g.count <= 2)
+                .map(|(i, _)| i);
+            (both.next(), both.next())
+        } else {
+            (pawns_of(1).or_else(|| pawns_of(2)), None)
+        };
         let mut slice_count = 1;
-        if let Some(i) = split {
+        let mut slices2 = 1;
+        for (k, i) in [split, split2].into_iter().enumerate() {
+            let Some(i) = i else { continue };
             let g = &mut groups[i];
             g.places = &PAWN_PLACES_2;
-            if g.count == 1 {
+            let slices = if g.count == 1 {
                 g.squares = PAIR_PLACES;
                 g.size = u64::from(PAIR_PLACES);
-                slice_count = PAIRS;
+                PAIRS
             } else {
                 g.size = u64::from(SPLIT_PAIR_PLACES);
-                slice_count = PAIR_SLICES.len() as u64;
-            }
+                PAIR_SLICES.len() as u64
+            };
             g.size_div = Divisor::new(g.size);
+            slice_count *= slices;
+            if k == 1 {
+                slices2 = slices;
+            }
         }
         let too_large = || IndexError::TooLarge(material);
         let kk_count = kk_table(pawns).pairs.len() as u64;
@@ -657,6 +686,8 @@ impl TableIndex {
             pawns,
             groups,
             split,
+            split2,
+            slices2,
             slice_count,
             rest,
             rest_div: Divisor::new(rest),
@@ -707,12 +738,35 @@ impl TableIndex {
     /// How scheme 2 splits this index, where it does (see [`SplitLayout`]).
     #[must_use]
     pub fn split_layout(&self) -> Option<SplitLayout> {
-        let g = &self.groups[self.split?];
+        let digit = |k: usize| {
+            let g = &self.groups[k];
+            SplitDigit {
+                pair: g.count == 2,
+                run: g.weight,
+            }
+        };
         Some(SplitLayout {
-            run: g.weight,
             slice: self.size / self.slice_count,
-            pair: g.count == 2,
+            outer: digit(self.split?),
+            inner: self.split2.map(digit),
         })
+    }
+
+    /// Whether group `k` is split (scheme 2).
+    #[inline]
+    fn is_split(&self, k: usize) -> bool {
+        self.split == Some(k) || self.split2 == Some(k)
+    }
+
+    /// The slice of split group `k` within the slice digit `slice`.
+    #[inline]
+    fn group_slice(&self, k: usize, slice: u64) -> u64 {
+        match self.split2 {
+            // one split group (every table below 6 men): no division
+            None => slice,
+            Some(j) if j == k => slice % self.slices2,
+            Some(_) => slice / self.slices2,
+        }
     }
 
     /// The slices of the index: ranges that together cover every index, none of which a
@@ -763,7 +817,7 @@ impl TableIndex {
     #[must_use]
     pub fn last_group(&self) -> Option<(Piece, usize, u64, bool)> {
         let g = self.groups.last()?;
-        let split = self.split == Some(self.groups.len() - 1);
+        let split = self.is_split(self.groups.len() - 1);
         (g.count <= 2).then_some((g.piece, g.count, g.size, split))
     }
 
@@ -778,8 +832,8 @@ impl TableIndex {
         if g.count == 1 {
             let s = g.places.square(self.place(last, c as u32, i));
             Some((s, s))
-        } else if self.split == Some(last) {
-            let (a, b) = split_pair_places(self.pair_of(i), c)?;
+        } else if self.is_split(last) {
+            let (a, b) = split_pair_places(self.group_slice(last, self.pair_of(i)), c)?;
             Some((g.places.square(a), g.places.square(b)))
         } else {
             let (a, b) = TableIndex::pair_squares(c);
@@ -793,9 +847,10 @@ impl TableIndex {
     #[inline]
     fn for_each_place(&self, k: usize, c: u64, slice: u64, mut f: impl FnMut(u32) -> bool) -> bool {
         let g = &self.groups[k];
-        if self.split != Some(k) {
+        if !self.is_split(k) {
             return g.for_each_square(c, f);
         }
+        let slice = self.group_slice(k, slice);
         if g.count == 1 {
             return f(slice as u32 * PAIR_PLACES + c as u32);
         }
@@ -809,8 +864,8 @@ impl TableIndex {
     /// split pawn, its place among the 48 (its file pair's twelve, then `p`).
     #[inline]
     fn place(&self, g: usize, p: u32, i: u64) -> u32 {
-        if self.split == Some(g) {
-            self.pair_of(i) as u32 * PAIR_PLACES + p
+        if self.is_split(g) {
+            self.group_slice(g, self.pair_of(i)) as u32 * PAIR_PLACES + p
         } else {
             p
         }
@@ -973,6 +1028,7 @@ impl TableIndex {
             return None;
         }
         let mut idx = 0;
+        // the split groups' slices, the first's times the second's slices plus the second's
         let mut pair = 0;
         let mut seen = 2;
         for (j, g) in self.groups.iter().enumerate() {
@@ -986,8 +1042,13 @@ impl TableIndex {
             };
             if g.count == 1 {
                 let mut p = place(bb.first()?)?;
-                if self.split == Some(j) {
-                    pair = u64::from(p) / u64::from(PAIR_PLACES);
+                if self.is_split(j) {
+                    let slice = u64::from(p) / u64::from(PAIR_PLACES);
+                    pair = if self.split2 == Some(j) {
+                        pair * self.slices2 + slice
+                    } else {
+                        slice
+                    };
                     p %= PAIR_PLACES as u8;
                 }
                 idx = idx * g.size + u64::from(p);
@@ -998,9 +1059,13 @@ impl TableIndex {
             for (i, s) in bb.into_iter().enumerate() {
                 places[i] = place(s)?;
             }
-            if self.split == Some(j) {
+            if self.is_split(j) {
                 let (slice, digit) = split_pair_digit(places[0].into(), places[1].into());
-                pair = slice;
+                pair = if self.split2 == Some(j) {
+                    pair * self.slices2 + slice
+                } else {
+                    slice
+                };
                 idx = idx * g.size + digit;
                 seen += 2;
                 continue;
@@ -1109,15 +1174,8 @@ impl TableIndex {
         let (old, new) = if g.count == 1 {
             // a split pawn keeps its file pair: the pair's part of its place cancels out
             (place(from), place(to))
-        } else if self.split == Some(k) {
-            // a split pair: each pawn keeps its file pair, so the slice stays
-            let digit = |bb: Bitboard| {
-                let mut it = bb.into_iter();
-                let (a, b) = (it.next().expect("two"), it.next().expect("two"));
-                split_pair_digit(place(a) as u32, place(b) as u32).1
-            };
-            let bb = squares();
-            (digit(bb), digit(bb.without(from).with(to)))
+        } else if self.is_split(k) {
+            TableIndex::split_pair_move(g, squares(), from, to)
         } else {
             // a group of several keeps scheme 1's places, in the order of squares (only a
             // lone pawn or a pair is split), so a bitboard gives them in order
@@ -1131,6 +1189,24 @@ impl TableIndex {
             (colex(bb), colex(bb.without(from).with(to)))
         };
         index + new * g.weight - old * g.weight
+    }
+
+    /// The digits of a split pair (group `g`, standing on `bb`) before and after one of its
+    /// pawns steps from `from` to `to`: each pawn keeps its file pair, so the slice stays.
+    /// Out of line: inline, it slowed the un-moves of every other piece (KRPvKR's table
+    /// stage by 8 %).
+    #[inline(never)]
+    fn split_pair_move(g: &Group, bb: Bitboard, from: Square, to: Square) -> (u64, u64) {
+        let place = |s: Square| u32::from(g.places.place_of[s.index()]);
+        let digit = |bb: Bitboard| {
+            let mut it = bb.into_iter();
+            match (it.next(), it.next()) {
+                (Some(a), Some(b)) => split_pair_digit(place(a), place(b)).1,
+                // a pair is two pawns (the caller's board is of this material)
+                _ => 0,
+            }
+        };
+        (digit(bb), digit(bb.without(from).with(to)))
     }
 
     /// The index after a shah of a board of `index` moves, the shahs then standing on `wk`
@@ -1208,25 +1284,37 @@ impl TableIndex {
     }
 }
 
-/// How scheme 2 orders a table with a split pawn against scheme 1: both are runs of
-/// `run` indices (the digits after the pawn's) in the same order. In scheme 1 a *unit*
-/// (the digits before the pawn's, the shah pair's first) holds a run for each value of
-/// the pawn's digit (48 pawn places from a2 to h7; 1,128 combinations of two for a pair);
-/// in scheme 2 each slice holds every unit in the same order, each with the slice's runs
-/// (a lone pawn's 12, its file pair's two files, a2-a7 then h2-h7 for the first pair; a
-/// pair's 144, of which 66 are used where both pawns share a file pair).
+/// How scheme 2 orders a table with a split pawn against scheme 1. In scheme 1 a *unit*
+/// (the digits before the split pawn's, the shah pair's first) holds a *run* of
+/// `outer.run` indices (the digits after the pawn's) for each value of the pawn's digit: 48
+/// pawn places from a2 to h7, or 1,128 combinations of two for a pair. In scheme 2 each
+/// slice holds every unit in the same order, each with the slice's runs: a lone pawn's 12
+/// (its file pair's two files, a2-a7 then h2-h7 for the first pair), a pair's 144 (of
+/// which 66 are used where both pawns share a file pair). With a second split group (6
+/// men), a run of the first is in turn units of the second's: the digits between the two,
+/// then the second's digit, then its run; the slice is the first's times the second's
+/// slices plus the second's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitLayout {
-    /// Indices of one value of the pawn's digit, the same in both schemes.
-    pub run: u64,
     /// Indices of one slice of scheme 2.
     pub slice: u64,
-    /// Whether the split group is a pair of pawns (else a lone pawn).
-    pub pair: bool,
+    /// The first split group's digit.
+    pub outer: SplitDigit,
+    /// The second split group's digit, if any.
+    pub inner: Option<SplitDigit>,
 }
 
-impl SplitLayout {
-    /// Slices of scheme 2.
+/// One split group's digit in a [`SplitLayout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitDigit {
+    /// Whether the group is a pair of pawns (else a lone pawn).
+    pub pair: bool,
+    /// Indices of one value of the digit in scheme 2 (its weight there).
+    pub run: u64,
+}
+
+impl SplitDigit {
+    /// Its slices.
     #[inline]
     #[must_use]
     pub fn slices(&self) -> u64 {
@@ -1237,27 +1325,14 @@ impl SplitLayout {
         }
     }
 
-    /// Runs a unit holds in scheme 1.
+    /// Its values in scheme 1.
     #[inline]
     #[must_use]
     pub fn file_runs(&self) -> u64 {
         if self.pair { PAIR_FILE_RUNS } else { 48 }
     }
 
-    /// Indices of scheme 1 a side to move (the files'): fewer than scheme 2's for a pair,
-    /// whose slices where both pawns share a file pair leave digits unused.
-    #[must_use]
-    pub fn file_size(&self) -> u64 {
-        self.slice / self.slice_runs() * self.file_runs()
-    }
-
-    /// Indices of scheme 2 a side to move.
-    #[must_use]
-    pub fn size(&self) -> u64 {
-        self.slice * self.slices()
-    }
-
-    /// Runs a unit of a slice holds in scheme 2.
+    /// Its values in scheme 2, in one slice.
     #[inline]
     #[must_use]
     pub fn slice_runs(&self) -> u64 {
@@ -1268,21 +1343,8 @@ impl SplitLayout {
         })
     }
 
-    /// The scheme 1 index of scheme 2 index `i`, `None` where `i` names no position (a
-    /// split pair's unused digit).
-    #[inline]
-    #[must_use]
-    pub fn file_index(&self, i: u64) -> Option<u64> {
-        let (slice, r) = (i / self.slice, i % self.slice);
-        let unit_len = self.slice_runs() * self.run;
-        let (unit, r) = (r / unit_len, r % unit_len);
-        let (q, lo) = (r / self.run, r % self.run);
-        let p = self.file_place(slice, q)?;
-        Some((unit * self.file_runs() + p) * self.run + lo)
-    }
-
-    /// The scheme 1 digit of the pawn (its place, a2 0 ... h7 47; a pair's colex rank of
-    /// two such places) of digit `q` of slice `slice`, `None` where it names no position.
+    /// The scheme 1 value (a lone pawn's place, a2 0 ... h7 47; a pair's colex rank of two
+    /// such places) of value `q` of slice `slice`, `None` where it names no position.
     #[inline]
     #[must_use]
     pub fn file_place(&self, slice: u64, q: u64) -> Option<u64> {
@@ -1296,8 +1358,8 @@ impl SplitLayout {
         }
     }
 
-    /// The slice and digit within it of scheme 1 digit `p` (see
-    /// [`SplitLayout::file_place`]).
+    /// The slice and value within it of scheme 1 value `p` (see
+    /// [`SplitDigit::file_place`]).
     #[inline]
     #[must_use]
     pub fn slice_place(&self, p: u64) -> (u64, u64) {
@@ -1309,6 +1371,79 @@ impl SplitLayout {
             let q = u64::from(place(p));
             (q / u64::from(PAIR_PLACES), q % u64::from(PAIR_PLACES))
         }
+    }
+}
+
+impl SplitLayout {
+    /// Slices of scheme 2.
+    #[inline]
+    #[must_use]
+    pub fn slices(&self) -> u64 {
+        self.outer.slices() * self.inner.map_or(1, |d| d.slices())
+    }
+
+    /// Indices of scheme 1 a side to move (the files'): fewer than scheme 2's where a pair
+    /// is split, whose slices where both pawns share a file pair leave values unused.
+    #[must_use]
+    pub fn file_size(&self) -> u64 {
+        let (f, s) = self.file_and_slice_unit();
+        self.slice / s * f
+    }
+
+    /// Indices of scheme 2 a side to move.
+    #[must_use]
+    pub fn size(&self) -> u64 {
+        self.slice * self.slices()
+    }
+
+    /// The lengths of a unit in scheme 1 and in a slice of scheme 2.
+    #[must_use]
+    pub fn file_and_slice_unit(&self) -> (u64, u64) {
+        let (m, fi, si, r) = self.shape();
+        let (fo, so) = (self.outer.file_runs(), self.outer.slice_runs());
+        (fo * m * fi * r, so * m * si * r)
+    }
+
+    /// The shape of a run of the outer digit: the digits between the two split groups
+    /// (how many values), the inner digit's values in scheme 1 and in a slice, and the
+    /// inner run; without a second group, `(1, 1, 1, outer.run)`.
+    #[inline]
+    #[must_use]
+    pub fn shape(&self) -> (u64, u64, u64, u64) {
+        match self.inner {
+            Some(d) => (
+                self.outer.run / (d.slice_runs() * d.run),
+                d.file_runs(),
+                d.slice_runs(),
+                d.run,
+            ),
+            None => (1, 1, 1, self.outer.run),
+        }
+    }
+
+    /// The scheme 1 index of scheme 2 index `i`, `None` where `i` names no position (a
+    /// split pair's unused value).
+    #[inline]
+    #[must_use]
+    pub fn file_index(&self, i: u64) -> Option<u64> {
+        let (slice, r) = (i / self.slice, i % self.slice);
+        let n2 = self.inner.map_or(1, |d| d.slices());
+        let (so, si) = (slice / n2, slice % n2);
+        let (m, fi, _, run) = self.shape();
+        let unit_len = self.outer.slice_runs() * self.outer.run;
+        let (unit, r) = (r / unit_len, r % unit_len);
+        let (q, r) = (r / self.outer.run, r % self.outer.run);
+        let p = self.outer.file_place(so, q)?;
+        let (mid, r, pi) = match self.inner {
+            Some(d) => {
+                let inner_len = d.slice_runs() * d.run;
+                let (mid, r) = (r / inner_len, r % inner_len);
+                let (qi, r) = (r / d.run, r % d.run);
+                (mid, r, d.file_place(si, qi)?)
+            }
+            None => (0, r, 0),
+        };
+        Some((((unit * self.outer.file_runs() + p) * m + mid) * fi + pi) * run + r)
     }
 }
 
@@ -1595,6 +1730,10 @@ mod tests {
             ("KRvKPP", 2),
             ("KBvKP", 1),
             ("KNNvKQ", 1),
+            // 6 men: both sides' pawns split
+            ("KRPvKBP", 2),
+            ("KRPvKPP", 2),
+            ("KPPvKPP", 2),
         ] {
             let m = name.parse::<Material>().unwrap().normalized();
             let idx = TableIndex::try_with_scheme(m, scheme).unwrap();
@@ -1745,6 +1884,7 @@ mod pawn_advance_tests {
             ("KRvKPP", 2),
             ("KRvKNP", 1),
             ("KQvKR", 1),
+            ("KRPvKPP", 2),
         ] {
             let material = m.parse::<Material>().unwrap().normalized();
             let index = TableIndex::try_with_scheme(material, scheme).unwrap();

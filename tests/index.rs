@@ -139,11 +139,17 @@ fn no_move_within_a_table_leaves_its_slice() {
         ("KPvKP", 4),
         ("KPPvKR", 10),
         ("KRvKNP", 4),
-        ("KPPvKPP", 10),
+        ("KPvKPP", 4),
         ("KPPvKP", 4),
         ("KRvKPP", 10),
         ("KPPPvKR", 1),
         ("KRQvKR", 1),
+        // from 6 men, each side's pawns where they are one or two
+        ("KRPvKBP", 16),
+        ("KRPvKPP", 40),
+        ("KPPvKPP", 100),
+        ("KNBvKPP", 10),
+        ("KRBPvKR", 4),
     ] {
         let m: Material = name.parse::<Material>().unwrap().normalized();
         let index = TableIndex::try_with_scheme(m, 2).unwrap();
@@ -212,21 +218,28 @@ fn scheme_1_round_trips_with_pawns() {
     }
 }
 
-/// Scheme 2 of a table whose first pair of pawns is split (no lone pawn): every index that
+/// Scheme 2 of a table whose pawns are split (a pair, a lone pawn and a pair, two lone
+/// pawns, two pairs): every index that
 /// decodes encodes back to itself, every position's index decodes, and the index the files
 /// number it by ([`TableIndex::file_index`]) is scheme 1's; the split pair's digits that
 /// name no position (both pawns in one file pair, past the 66 used) decode to nothing.
 #[test]
 fn a_split_pair_round_trips_and_maps_to_the_files_order() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(2);
-    for name in ["KPPvKR", "KRvKPP", "KPPvKPP", "KRRvKPP", "KPPvKNB"] {
+    // the 6-man ones split both sides' pawns: KPPvKPP two pairs (100 slices), KRPvKPP a
+    // lone pawn and a pair (40), KRPvKBP two lone pawns (16)
+    for name in [
+        "KPPvKR", "KRvKPP", "KPvKPP", "KPPvKPP", "KRRvKPP", "KPPvKNB", "KRPvKPP", "KRPvKBP",
+    ] {
         let m: Material = name.parse::<Material>().unwrap().normalized();
         let one = TableIndex::try_with_scheme(m, 1).unwrap();
         let two = TableIndex::try_with_scheme(m, 2).unwrap();
         let layout = two.split_layout().expect("split");
-        assert!(layout.pair, "{name}");
-        // 10 slices of 144 digits where scheme 1 has 1,128 combinations
-        assert_eq!(two.size() / 1440, one.size() / 1128, "{name}");
+        let pair = layout.outer.pair || layout.inner.is_some_and(|d| d.pair);
+        // 10 slices of 144 values where scheme 1 has 1,128 combinations
+        assert_eq!(two.file_size(), one.size(), "{name}");
+        assert_eq!(layout.file_size(), one.size(), "{name}");
+        assert_eq!(layout.size(), two.size(), "{name}");
         for _ in 0..4_000 {
             let p = random_position(m, &mut rng);
             let i = two.encode(p.board()).expect("a position has an index");
@@ -238,6 +251,7 @@ fn a_split_pair_round_trips_and_maps_to_the_files_order() {
         // strided over the whole index: decoding and encoding agree, and the unused
         // digits name nothing
         let mut step = (two.size() / 100_003) | 1;
+        // (odd and prime to 3: every value of every digit comes up)
         while step % 3 == 0 {
             step += 2;
         }
@@ -255,7 +269,9 @@ fn a_split_pair_round_trips_and_maps_to_the_files_order() {
             }
             i += step;
         }
-        assert!(used > 30_000 && unused > 1_000, "{name}: {used} {unused}");
+        // only a split pair leaves values unused
+        assert!(used > 30_000, "{name}: {used}");
+        assert_eq!(unused > 1_000, pair, "{name}: {unused} unused");
     }
 }
 
@@ -268,7 +284,8 @@ fn split_digits_are_a_bijection() {
         let layout = TableIndex::try_with_scheme(m, 2)
             .unwrap()
             .split_layout()
-            .unwrap();
+            .unwrap()
+            .outer;
         assert_eq!(layout.file_runs(), runs);
         assert_eq!(layout.slices(), slices);
         assert_eq!(layout.slice_runs(), per_slice);
@@ -296,8 +313,10 @@ fn the_generator_splits_pairs_from_six_men() {
         ("KPPvKP", 4),
         ("KRPPvKR", 10),
         ("KNBvKPP", 10),
-        ("KPPvKPP", 10),
-        ("KRPvKPP", 4),
+        ("KPPvKPP", 100),
+        ("KRPvKPP", 40),
+        ("KRPvKBP", 16),
+        ("KRBPvKR", 4),
         ("KPPPvKR", 1),
         ("KRRvKRR", 1),
     ] {

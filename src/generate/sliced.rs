@@ -199,7 +199,9 @@ fn mark_zeroing_wins(
 
 /// The values of slots `range` in the files' order (scheme 1) into `out`, from values
 /// in the generator's order that `read` gives a range at a time: for the units the range
-/// touches, one read a file pair (slice) and side to move.
+/// touches, one read a slice and side to move. A file index is walked as an odometer of
+/// its digits (unit, outer value, the digits between the split groups, inner value, run),
+/// so no index is divided, and a run is copied whole.
 fn gather<T: Copy + Default>(
     layout: &SplitLayout,
     size: u64,
@@ -207,20 +209,35 @@ fn gather<T: Copy + Default>(
     read: impl Fn(std::ops::Range<usize>, &mut Vec<T>),
     out: &mut Vec<T>,
 ) {
-    let run = layout.run as usize;
-    let file_unit = layout.file_runs() as usize * run;
-    let slice_unit = layout.slice_runs() as usize * run;
+    let (mids, inner_file_runs, inner_slice_runs, run) = layout.shape();
+    let (mids, run) = (mids as usize, run as usize);
+    let (file_unit, slice_unit) = layout.file_and_slice_unit();
+    let (file_unit, slice_unit) = (file_unit as usize, slice_unit as usize);
+    let outer_run = layout.outer.run as usize;
+    let inner_len = inner_slice_runs as usize * run;
+    let inner_slices = layout.inner.map_or(1, |d| d.slices()) as usize;
     let size = size as usize;
-    let mut start = range.start;
-    let mut buffers: Vec<Vec<T>> = (0..layout.slices()).map(|_| Vec::new()).collect();
-    let places: Vec<(usize, usize)> = (0..layout.file_runs())
-        .map(|p| {
-            let (pair, q) = layout.slice_place(p);
-            (pair as usize, q as usize)
-        })
-        .collect();
     // the generator's indices a side to move (more than the files' for a split pair)
     let gen_size = layout.size() as usize;
+    let mut buffers: Vec<Vec<T>> = (0..layout.slices()).map(|_| Vec::new()).collect();
+    // each scheme 1 value of the outer and inner digits: its slice and value in scheme 2
+    let outer: Vec<(usize, usize)> = (0..layout.outer.file_runs())
+        .map(|p| {
+            let (s, q) = layout.outer.slice_place(p);
+            (s as usize, q as usize)
+        })
+        .collect();
+    let inner: Vec<(usize, usize)> = match layout.inner {
+        Some(d) => (0..d.file_runs())
+            .map(|p| {
+                let (s, q) = d.slice_place(p);
+                (s as usize, q as usize)
+            })
+            .collect(),
+        None => vec![(0, 0)],
+    };
+    debug_assert_eq!(inner.len() as u64, inner_file_runs);
+    let mut start = range.start;
     while start < range.end {
         // one side to move at a time
         let side = start / size * size;
@@ -228,29 +245,43 @@ fn gather<T: Copy + Default>(
         let end = range.end.min(side + size);
         let (lo, hi) = (start - side, end - side);
         let units = lo / file_unit..hi.div_ceil(file_unit);
-        for (pair, buf) in buffers.iter_mut().enumerate() {
-            let first = gen_side + pair * layout.slice as usize + units.start * slice_unit;
+        for (slice, buf) in buffers.iter_mut().enumerate() {
+            let first = gen_side + slice * layout.slice as usize + units.start * slice_unit;
             read(first..first + units.len() * slice_unit, buf);
         }
-        // a run of one pawn place at a time, a unit (48 places) at a time: no division
-        // a value where a run is a single index
+        // the digits of `lo`, then counted up
+        let (unit, x) = (lo / file_unit, lo % file_unit);
+        let outer_len = mids * inner.len() * run;
+        let (mut p, x) = (x / outer_len, x % outer_len);
+        let (mut mid, x) = (x / (inner.len() * run), x % (inner.len() * run));
+        let (mut pi, mut r) = (x / run, x % run);
+        let mut unit = unit - units.start;
         let mut i = lo;
         while i < hi {
-            let (unit, within) = (i / file_unit - units.start, i % file_unit);
-            let (mut p, mut r) = (within / run, within % run);
-            while p < places.len() && i < hi {
-                let (pair, q) = places[p];
-                let take = (run - r).min(hi - i);
-                let at = unit * slice_unit + q * run + r;
-                let buf = &buffers[pair];
-                if take == 1 {
-                    out.push(buf[at]);
-                } else {
-                    out.extend_from_slice(&buf[at..at + take]);
+            let (so, qo) = outer[p];
+            let (si, qi) = inner[pi];
+            let take = (run - r).min(hi - i);
+            let at = unit * slice_unit + qo * outer_run + mid * inner_len + qi * run + r;
+            let buf = &buffers[so * inner_slices + si];
+            if take == 1 {
+                out.push(buf[at]);
+            } else {
+                out.extend_from_slice(&buf[at..at + take]);
+            }
+            i += take;
+            r = 0;
+            pi += 1;
+            if pi == inner.len() {
+                pi = 0;
+                mid += 1;
+                if mid == mids {
+                    mid = 0;
+                    p += 1;
+                    if p == outer.len() {
+                        p = 0;
+                        unit += 1;
+                    }
                 }
-                i += take;
-                r = 0;
-                p += 1;
             }
         }
         start = end;
@@ -480,5 +511,65 @@ impl SliceSink for SliceFiles<'_> {
         self.dtz_rounds = self.dtz_rounds.max(part.rounds);
         self.dtz_seconds += start.elapsed().as_secs_f64();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::TableIndex;
+    use crate::material::Material;
+    use rand::{Rng, SeedableRng};
+
+    /// The gather from the generator's order gives, at each slot of the files' order, the
+    /// generator's slot of the same position: over ranges of both sides to move, across
+    /// units, of tables split by a lone pawn, a pair, and (6 men) both sides' pawns.
+    #[test]
+    fn gather_puts_each_slot_where_the_files_have_it() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for name in [
+            "KRvKP", "KRPvKR", "KPPvKR", "KRPvKBP", "KRPvKPP", "KPPvKPP", "KNBvKPP",
+        ] {
+            let m: Material = name.parse::<Material>().unwrap().normalized();
+            let index = TableIndex::try_with_scheme(m, 2).unwrap();
+            let layout = index.split_layout().unwrap();
+            let (size, gen_size) = (layout.file_size(), layout.size());
+            assert_eq!(gen_size, index.size(), "{name}");
+            // the generator's slot itself as the value
+            let read = |r: std::ops::Range<usize>, buf: &mut Vec<u64>| {
+                buf.clear();
+                buf.extend(r.map(|s| s as u64));
+            };
+            let mut checked = 0;
+            for k in 0..40 {
+                let len = if k % 2 == 0 { 3_000 } else { 70_000 };
+                // the first across the two sides to move
+                let start = if k == 0 {
+                    size - len / 2
+                } else {
+                    rng.gen_range(0..2 * size - len)
+                };
+                let mut out = Vec::new();
+                gather(
+                    &layout,
+                    size,
+                    start as usize..(start + len) as usize,
+                    read,
+                    &mut out,
+                );
+                assert_eq!(out.len() as u64, len, "{name}");
+                for (f, &g) in (start..).zip(&out) {
+                    let (side, f) = (f / size, f % size);
+                    assert_eq!(g / gen_size, side, "{name} file slot {f}");
+                    assert_eq!(
+                        layout.file_index(g % gen_size),
+                        Some(f),
+                        "{name} file slot {f}"
+                    );
+                    checked += 1;
+                }
+            }
+            assert!(checked > 1_000_000, "{name}");
+        }
     }
 }
