@@ -1620,18 +1620,22 @@ mod tests {
         }
     }
 
+    /// Materials and index schemes the move tests index by: scheme 2 splits KPPvKB's and
+    /// KRvKPP's pairs, KBvKP's lone pawn.
+    const MOVE_CASES: [(&str, u32); 8] = [
+        ("KRvKQ", 1),
+        ("KRRvKN", 1),
+        ("KPPvKB", 1),
+        ("KPPvKB", 2),
+        ("KRvKPP", 2),
+        ("KBvKP", 1),
+        ("KBvKP", 2),
+        ("KNNvKQ", 1),
+    ];
+
     #[test]
     fn index_after_move_matches_encode() {
-        // scheme 2 splits KPPvKB's pair, KRPvKPP's lone pawn
-        for (name, scheme) in [
-            ("KRvKQ", 1),
-            ("KRRvKN", 1),
-            ("KPPvKB", 1),
-            ("KPPvKB", 2),
-            ("KRvKPP", 2),
-            ("KBvKP", 1),
-            ("KBvKP", 2),
-        ] {
+        for (name, scheme) in MOVE_CASES {
             let m = name.parse::<Material>().unwrap().normalized();
             let idx = TableIndex::try_with_scheme(m, scheme).unwrap();
             let mut checked = 0;
@@ -1721,20 +1725,9 @@ mod tests {
     fn move_frame_matches_encode() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        for (name, scheme) in [
-            ("KQvKQ", 1),
-            ("KRvKQ", 1),
-            ("KRRvKN", 1),
-            ("KPPvKB", 1),
-            ("KPPvKB", 2),
-            ("KRvKPP", 2),
-            ("KBvKP", 1),
-            ("KNNvKQ", 1),
-            // 6 men: both sides' pawns split
-            ("KRPvKBP", 2),
-            ("KRPvKPP", 2),
-            ("KPPvKPP", 2),
-        ] {
+        // and, on 6 men, both sides' pawns split
+        let six = [("KQvKQ", 1), ("KRPvKBP", 2), ("KRPvKPP", 2), ("KPPvKPP", 2)];
+        for (name, scheme) in MOVE_CASES.into_iter().chain(six) {
             let m = name.parse::<Material>().unwrap().normalized();
             let idx = TableIndex::try_with_scheme(m, scheme).unwrap();
             let (mut framed, mut checked, mut shah_moves) = (0, 0, 0);
