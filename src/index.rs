@@ -29,9 +29,11 @@
 //! file pair, then twelve for the other; where both share a file pair, only the first 66
 //! are used, the two places in colex order, and the other digits name no position). Each
 //! pawn keeps its file pair, so a slice is again closed under the table's moves, and the
-//! largest is an eighth of the table (144 of scheme 1's 1,128 combinations). Tables whose
-//! pawns all come in groups of three or more, and tables without pawns, are the same in
-//! both schemes.
+//! largest is an eighth of the table (144 of scheme 1's 1,128 combinations). From 6 men
+//! ([`TWO_SPLIT_MEN`]) each side's pawns are split where they are one or two, so a table
+//! with pawns on both sides has two split groups and their slices combined (KRPvKBP 16,
+//! KRPvKPP 40, KPPvKPP 100). Tables whose pawns all come in groups of three or more, and
+//! tables without pawns, are the same in both schemes.
 //!
 //! Some indices name no legal position (pieces on one square, the side not to move in
 //! check) and, without pawns, some name a mirror image of another index when both shahs
@@ -772,7 +774,8 @@ impl TableIndex {
     /// The slices of the index: ranges that together cover every index, none of which a
     /// move that stays in the table leaves (in scheme 2, one a file pair of the split
     /// lone pawn, a quarter of the index each, or one a pair of file pairs of a split pair
-    /// of pawns, a tenth each; else the whole index). In order.
+    /// of pawns, a tenth each, or with two split groups one a combination of both; else
+    /// the whole index). In order.
     #[must_use]
     pub fn slices(&self) -> Vec<std::ops::Range<u64>> {
         let n = self.size / self.slice_count;
