@@ -154,14 +154,12 @@ const SPLIT_PAIR_PLACES: u32 = PAIR_PLACES * PAIR_PLACES;
 
 /// From this many men scheme 2 splits each side's pawns where they are one or two (two
 /// split groups where both sides have such pawns: KRPvKBP in 16 slices, KRPvKPP in 40),
-/// below it one group only.
+/// and the generator uses it for tables whose pawns come in pairs
+/// ([`TableIndex::for_generation`]); below it, scheme 2 splits one group, and the
+/// generator only a lone pawn. A 5-man table with a pair made whole fits in well under a
+/// GiB (KPPvKR peaks at 536 MiB on 2 threads, 83 s), and its ten slices cost time (107 s,
+/// at 433 MiB, its files the same bytes); a 6-man one made whole needs up to 56 GiB.
 pub const TWO_SPLIT_MEN: u32 = 6;
-
-/// The generator splits a pair of pawns (where no side has a lone pawn) from this many men
-/// ([`TableIndex::for_generation`]): a 5-man table made whole fits in well under a GiB
-/// (KPPvKR peaks at 536 MiB on 2 threads, 83 s), and its ten slices cost time (107 s, at
-/// 433 MiB, its files the same bytes); a 6-man one made whole needs up to 56 GiB.
-pub const PAIR_SPLIT_MEN: u32 = 6;
 
 /// Runs of a unit in scheme 1 for a split pair: its combinations of two of the 48 places.
 const PAIR_FILE_RUNS: u64 = 1128;
@@ -563,7 +561,7 @@ impl TableIndex {
 
     /// The index the generator numbers a table of `material` by: scheme 2, in slices,
     /// where it has a lone pawn, or a pair of like pawns and at least
-    /// [`PAIR_SPLIT_MEN`] men (else scheme 1, the files' own). With a pair, scheme 2 has
+    /// [`TWO_SPLIT_MEN`] men (else scheme 1, the files' own). With a pair, scheme 2 has
     /// more indices than scheme 1 ([`TableIndex::file_size`]).
     ///
     /// # Panics
@@ -573,7 +571,7 @@ impl TableIndex {
         let lone_pawn = Color::ALL
             .iter()
             .any(|&c| material.side(c).count(Role::Pawn) == 1);
-        let scheme = if lone_pawn || material.men() >= PAIR_SPLIT_MEN {
+        let scheme = if lone_pawn || material.men() >= TWO_SPLIT_MEN {
             2
         } else {
             1
