@@ -49,9 +49,12 @@ pub fn sub_table_is_resident(sub_slots: u64, table_slots: u64) -> bool {
     sub_slots <= RESIDENT_MAX_SLOTS || sub_slots.saturating_mul(RESIDENT_RATIO) <= table_slots
 }
 
-/// What a larger sub-table may hold in memory: its block cache (the probe's default,
-/// 1 GiB), and its DTM file's size again. Both are a margin: the budget is shared by all
-/// the sub-tables of a table, and files are read block by block, not mapped.
+/// What the larger sub-tables of a table hold in memory, all of them together: the
+/// decompressed blocks of the one block cache they share (the probe's default budget,
+/// 1 GiB). Their files are read block by block (positioned reads, not mapped), so the
+/// pages the kernel keeps of them are its page cache, which it takes back under pressure,
+/// not the process's. (The estimate once added each one's DTM file, from when files were
+/// mapped: 9.5 GiB for each 6-man table that a 6-man pawn table promotes into.)
 const SUB_TABLE_CACHE_BYTES: u64 = crate::probe::DEFAULT_CACHE_BYTES as u64;
 
 /// Memory a process takes before any table (binary, allocator, tables of attacks), and
@@ -170,8 +173,8 @@ pub fn memory_bytes(material: Material) -> u64 {
 }
 
 /// Estimated peak memory of generating `material` with `threads` worker threads: the
-/// generator's state (of its largest slice), the small sub-tables held whole and, for
-/// each larger one, its block cache and the pages of its DTM file, the process's own (a
+/// generator's state (of its largest slice), the small sub-tables held whole and the
+/// block cache the larger ones share ([`SUB_TABLE_CACHE_BYTES`]), the process's own (a
 /// base and each thread's), and a margin of its DTM file's size. The files are written
 /// as they are compressed, and a table made in slices keeps its wins by a zeroing move in
 /// a temporary file, not in a bit array of the whole table; before, the estimate counted
@@ -188,17 +191,12 @@ pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
         BYTES_PER_SLOT
     };
     let dtm_file = |m| (disk_bytes(m) as f64 * DTM_SHARE) as u64;
-    let subs: u64 = reads(material)
+    let (resident, read_through): (Vec<u64>, Vec<u64>) = reads(material)
         .into_iter()
-        .map(|m| {
-            let s = slots(m);
-            if sub_table_is_resident(s, n) {
-                2 * s
-            } else {
-                SUB_TABLE_CACHE_BYTES.min(2 * s) + dtm_file(m)
-            }
-        })
-        .sum();
+        .map(slots)
+        .partition(|&s| sub_table_is_resident(s, n));
+    let subs = 2 * resident.iter().sum::<u64>()
+        + SUB_TABLE_CACHE_BYTES.min(2 * read_through.iter().sum::<u64>());
     // a table made a slice at a time holds one slice's state
     let held = slice_slots(material);
     BASE_BYTES
