@@ -11,7 +11,7 @@
 //! each position they visit.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use shatranj_tb::generate::dtz::{Conversions, Leaves, generate_dtz, pack_wdl};
+use shatranj_tb::generate::dtz::{Leaves, generate_dtz, pack_wdl};
 use shatranj_tb::generate::memory::MemoryTables;
 use shatranj_tb::generate::{Cells, Generator, LossPasses, NoProgress};
 use shatranj_tb::{Material, MoveRule, RuleSet};
@@ -67,7 +67,7 @@ fn bench_dtz(c: &mut Criterion) {
             b.iter(|| {
                 let buffer = Cells::default();
                 let leaves = Leaves {
-                    conversions: Some(Conversions::Lent(&g.conversions)),
+                    conversions: Some(&g.conversions),
                     cursed_subtables: false,
                 };
                 let t = generate_dtz(m, seventy, &wdl, leaves, sub, &NoProgress, buffer).unwrap();

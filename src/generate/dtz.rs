@@ -211,27 +211,10 @@ impl DtzTable {
 pub struct Leaves<'a> {
     /// The packed best conversion of each slot (see [`super::Generated::conversions`]),
     /// when the generator just made them: then no sub-table is probed.
-    pub conversions: Option<Conversions<'a>>,
+    pub conversions: Option<&'a [u8]>,
     /// Whether some sub-table has cursed wins or blessed losses under the move rule:
     /// then conversions are probed for their category.
     pub cursed_subtables: bool,
-}
-
-/// The generator's packed conversions, lent to the DTZ, or given to it: then they are
-/// freed as soon as its seed no longer needs them (a table without pawns seeds once, and
-/// its passes then run without them: a quarter of a byte a slot less at the DTZ's peak).
-pub enum Conversions<'a> {
-    Lent(&'a [u8]),
-    Given(super::generator::ZeroedVec<u8>),
-}
-
-impl Conversions<'_> {
-    fn packed(&self) -> &[u8] {
-        match self {
-            Conversions::Lent(c) => c,
-            Conversions::Given(c) => c,
-        }
-    }
 }
 
 /// Makes the DTZ of a table under `rules.move_rule` from its packed WDL ([`pack_wdl`]).
@@ -340,7 +323,6 @@ pub(crate) fn generate_dtz_slice(
     let cursed_possible = rules.move_rule != MoveRule::None && has_pawns;
     let mut by_advance = cursed_possible && leaves.cursed_subtables;
     let cursed_subtables = leaves.cursed_subtables;
-    let conversions = std::sync::RwLock::new(leaves.conversions);
     let mut rounds = 0;
     let mut zeroing_wins: super::generator::ZeroedVec<AtomicU64>;
     let mut buffer = buffer;
@@ -353,10 +335,8 @@ pub(crate) fn generate_dtz_slice(
             zeroing_wins: &zeroing_wins,
             g: &g,
             wdl,
-            conversions: &conversions,
+            conversions: leaves.conversions,
             cursed_subtables,
-            // one round of one stage (no pawn step's leaf can be cursed) seeds once
-            release_conversions: !cursed_possible && !by_advance,
             by_advance,
             move_rule: rules.move_rule,
             max: AtomicU32::new(0),
@@ -448,7 +428,7 @@ fn chunk_flags(
 }
 
 /// One round of the retrograde.
-struct Run<'g, 'a, 'c> {
+struct Run<'g, 'a> {
     g: &'g Generator<'a>,
     /// The slots of the slice being made, chunk by chunk ([`Generator::slice_chunks`]).
     chunks: &'g [(u64, Vec<std::ops::Range<u64>>)],
@@ -456,11 +436,9 @@ struct Run<'g, 'a, 'c> {
     alphabet: Alphabet,
     wdl: &'g [u8],
     /// The generator's conversions, if known (see [`Leaves::conversions`]).
-    conversions: &'g std::sync::RwLock<Option<Conversions<'c>>>,
+    conversions: Option<&'g [u8]>,
     /// See [`Leaves::cursed_subtables`].
     cursed_subtables: bool,
-    /// Whether the conversions are dropped after the seed (no later seed needs them).
-    release_conversions: bool,
     /// Whether the retrograde runs by pawn advance, most advanced first (see
     /// [`generate_dtz`]): then a pawn step's leaf reads its category from the state.
     by_advance: bool,
@@ -479,7 +457,7 @@ struct Run<'g, 'a, 'c> {
     open_wins: AtomicU64,
 }
 
-impl Run<'_, '_, '_> {
+impl Run<'_, '_> {
     /// The plies of every slot, in `buffer` (see [`generate_dtz`]).
     fn run(&self, buffer: Cells) -> Result<Cells, GenError> {
         let g = self.g;
@@ -546,11 +524,7 @@ impl Run<'_, '_, '_> {
             None => format!("{} DTZ seed", g.label()),
         };
         g.progress.begin(&label, total);
-        let lent = self
-            .conversions
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let conversions = lent.as_ref().map(Conversions::packed);
+        let conversions = self.conversions;
         self.chunks.par_iter().for_each_init(
             || (MoveList::new(), Vec::with_capacity(64)),
             |(moves, kids), (_, runs)| {
@@ -624,13 +598,6 @@ impl Run<'_, '_, '_> {
             },
         );
         g.progress.end();
-        drop(lent);
-        if self.release_conversions {
-            *self
-                .conversions
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-        }
         self.check(g)?;
         // Once the losses pull (the wins no longer push), their counts are no longer kept:
         // `open` flags the chunks that still hold an open loss instead.
@@ -1445,7 +1412,7 @@ mod tests {
         let g = tables.get(&m).expect("generated");
         let wdl = pack_wdl(&g.codes);
         let leaves = Leaves {
-            conversions: Some(Conversions::Lent(&g.conversions)),
+            conversions: Some(&g.conversions),
             cursed_subtables: cursed,
         };
         let buffer = Cells::default();

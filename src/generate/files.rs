@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rayon::prelude::*;
 
 use super::budget::{Limits, Needs, check_run, check_table, free_disk_bytes};
-use super::dtz::{Conversions, DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl};
+use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl};
 use super::{Cells, GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
@@ -679,9 +679,8 @@ fn make_table(
     } = write_for_dtz(dir, &mut g, progress)?;
     // The WDL and DTM files are in place: if the DTZ fails or is cancelled, they go too,
     // so that no table is left without its DTZ (a later run makes it again whole).
-    // the conversions are given, to be freed once the DTZ's seed is done with them
     let leaves = Leaves {
-        conversions: Some(Conversions::Given(std::mem::take(&mut g.conversions))),
+        conversions: Some(&g.conversions),
         cursed_subtables,
     };
     let dtz = generate_dtz(m, rules, &wdl, leaves, &subs, progress, buffer);
@@ -690,6 +689,7 @@ fn make_table(
     // held). The values are on disk by then (writing emptied the codes): keep the summary
     // only, or a long run (every 5-man table) would hold every table it wrote.
     drop(wdl);
+    drop(std::mem::take(&mut g.conversions));
     drop(subs);
     let dtz = dtz.and_then(|dtz| Ok((write_dtz(dir, &dtz, progress)?, dtz)));
     let (dtz_bytes, dtz) = match dtz {

@@ -15,7 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::cells::Cells;
-use super::dtz::{Conversions, DTZ_ALPHABET, DtzCounts, Leaves, generate_dtz_slice, pack_wdl_in};
+use super::dtz::{DTZ_ALPHABET, DtzCounts, Leaves, generate_dtz_slice, pack_wdl_in};
 use super::generator::{Generator, SliceSink, ZeroedVec};
 use super::state::{UNUSED, WDL_RUN, wdl_file_value};
 use super::{GenError, Progress, SubTables};
@@ -485,7 +485,7 @@ impl SliceSink for SliceFiles<'_> {
         let start = Instant::now();
         let wdl = pack_wdl_in(&codes, &ranges);
         let leaves = Leaves {
-            conversions: Some(Conversions::Lent(&conversions)),
+            conversions: Some(&conversions),
             cursed_subtables: self.cursed_subtables,
         };
         // the codes' memory becomes the DTZ state
