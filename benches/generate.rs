@@ -69,9 +69,32 @@ fn bench_dtz(c: &mut Criterion) {
                 let leaves = Leaves {
                     conversions: Some(&g.conversions),
                     cursed_subtables: false,
+                    dtm: None,
                 };
                 let t = generate_dtz(m, seventy, &wdl, leaves, sub, &NoProgress, buffer).unwrap();
                 assert_eq!(t.stats.white.cursed_wins, 0, "{name}");
+                std::hint::black_box(t)
+            });
+        });
+    }
+    // a table without pawns whose wins seldom zero at once: its DTZ decided anew, and
+    // started from its DTM (what `generate` does for it)
+    let m: Material = "KNvKB".parse().unwrap();
+    sub.generate(m).unwrap();
+    let g = sub.get(&m).unwrap();
+    let wdl = pack_wdl(&g.codes);
+    for (how, dtm) in [("anew", None), ("from dtm", Some(&g.codes))] {
+        let sub = &sub;
+        group.bench_function(format!("KNvKB dtz {how}"), |b| {
+            b.iter(|| {
+                let leaves = Leaves {
+                    conversions: Some(&g.conversions),
+                    cursed_subtables: false,
+                    dtm,
+                };
+                let t = generate_dtz(m, rules, &wdl, leaves, sub, &NoProgress, Cells::default())
+                    .unwrap();
+                assert_eq!(t.stats.white.longest_win, 55);
                 std::hint::black_box(t)
             });
         });

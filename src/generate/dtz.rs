@@ -42,6 +42,12 @@
 //! DTZ from 463 s (round after round of the whole table) to 91 s, the file byte for byte
 //! the same.
 //!
+//! A table of up to 5 men without pawns whose leaves all count 1 ply starts its DTZ from
+//! its DTM instead, where a sample of its wins says few zero at once: it
+//! lowers only the positions a zeroing move shortens, and their predecessors in turn
+//! ([`from_dtm`]; [`starts_from_dtm`] decides). On KNBvKB that took the DTZ from 35.8 s to
+//! 11.7-12.8 s (2 cores), the file byte for byte the same.
+//!
 //! State: one 16-bit word a slot (the distance once decided; while open, the count of
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
 //! two bits a slot and, once the passes pull, a flag a chunk for the open losses.
@@ -173,6 +179,8 @@ fn wdl_at(packed: &[u8], slot: u64) -> u8 {
 
 pub use crate::stats::{DtzSideStats, DtzStats};
 
+mod from_dtm;
+
 /// The DTZ values of one table.
 #[derive(Debug)]
 pub struct DtzTable {
@@ -215,6 +223,10 @@ pub struct Leaves<'a> {
     /// Whether some sub-table has cursed wins or blessed losses under the move rule:
     /// then conversions are probed for their category.
     pub cursed_subtables: bool,
+    /// The table's DTM codes (in the WDL's slot order), when still held: then the first
+    /// round starts from them where every zeroing move's leaf counts 1 ply (see
+    /// [`from_dtm`]), and lowers only what zeroing moves shorten.
+    pub dtm: Option<&'a Cells>,
 }
 
 /// Makes the DTZ of a table under `rules.move_rule` from its packed WDL ([`pack_wdl`]).
@@ -345,7 +357,12 @@ pub(crate) fn generate_dtz_slice(
             losses_at: (0..=MAX_DTZ + 1).map(|_| AtomicU64::new(0)).collect(),
             open_wins: AtomicU64::new(0),
         };
-        let plies = run.run(buffer)?;
+        let plies = match leaves.dtm {
+            Some(dtm) if !by_advance && leaves_count_one(rules, cursed_subtables) => {
+                run.run_from_dtm(dtm)?
+            }
+            _ => run.run(buffer)?,
+        };
         if !cursed_possible
             || by_advance
             || !chunks.par_iter().any(|(_, runs)| {
@@ -369,6 +386,59 @@ pub(crate) fn generate_dtz_slice(
         spilled,
         rounds,
     })
+}
+
+/// Whether every zeroing move's leaf counts 1 ply in a table's first round: without the
+/// move rule, or with it where no sub-table has cursed values (its own pawn steps count as
+/// plain in that round).
+fn leaves_count_one(rules: RuleSet, cursed_subtables: bool) -> bool {
+    rules.move_rule == MoveRule::None || !cursed_subtables
+}
+
+/// Whether the DTZ of a table (or of the slice `slice`, as [`generate_dtz_slice`] takes
+/// it) should start from its DTM codes `dtm` ([`Leaves::dtm`]): where every leaf counts 1
+/// ply and few wins zero at once (see [`from_dtm`]). Looks at a sample of the wins.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn starts_from_dtm(
+    material: Material,
+    rules: RuleSet,
+    wdl: &[u8],
+    conversions: Option<&[u8]>,
+    cursed_subtables: bool,
+    dtm: &Cells,
+    sub: &dyn SubTables,
+    slice: Option<std::ops::Range<u64>>,
+) -> Result<bool, GenError> {
+    if !leaves_count_one(rules, cursed_subtables) || !super::plan::dtz_may_start_from_dtm(material)
+    {
+        return Ok(false);
+    }
+    let mut g = Generator::new(material, rules, sub, &super::NoProgress);
+    g.slice = match slice {
+        Some(slice) => slice,
+        None => {
+            g = g.index_scheme(1).expect("scheme 1");
+            0..g.size()
+        }
+    };
+    let chunks = g.slice_chunks(CHUNK);
+    let run = Run {
+        alphabet: DTZ_ALPHABET,
+        chunks: &chunks,
+        zeroing_wins: &[],
+        g: &g,
+        wdl,
+        conversions,
+        cursed_subtables,
+        by_advance: false,
+        move_rule: rules.move_rule,
+        max: AtomicU32::new(0),
+        open_losses: AtomicU64::new(0),
+        wins_at: Vec::new(),
+        losses_at: Vec::new(),
+        open_wins: AtomicU64::new(0),
+    };
+    run.starting_from_dtm_pays(dtm)
 }
 
 /// Whether stored plies are over the move rule's count (cursed or blessed).
@@ -1414,6 +1484,7 @@ mod tests {
         let leaves = Leaves {
             conversions: Some(&g.conversions),
             cursed_subtables: cursed,
+            dtm: None,
         };
         let buffer = Cells::default();
         generate_dtz_in(
@@ -1494,6 +1565,67 @@ mod tests {
                 "{name}"
             );
             assert_eq!(one.stats, staged.stats, "{name}");
+        }
+    }
+
+    /// The DTZ started from the DTM gives the very values, zeroing wins and figures of the
+    /// retrograde that decides every position anew: on tables with and without pawns,
+    /// long and short, under every rule set whose leaves all count 1 ply (the move rule
+    /// included, no sub-table being cursed), and whether or not the sample would choose it.
+    #[test]
+    fn dtz_from_dtm_is_the_dtz() {
+        use crate::rules::{BareKing, Stalemate};
+        let base = RuleSet::default();
+        let variants = [
+            (base, &["KNvKB", "KRvKP", "KPvKP", "KQvKQ", "KBvKP"][..]),
+            (
+                RuleSet {
+                    bare_king: BareKing::Immediate,
+                    stalemate: Stalemate::Draw,
+                    ..base
+                },
+                &["KRvKN", "KRvKP"][..],
+            ),
+        ];
+        for (tables_rules, names) in variants {
+            let mut tables = MemoryTables::new(tables_rules);
+            for &name in names {
+                let m = name.parse::<Material>().expect("material").normalized();
+                tables.generate(m).expect("generated");
+                let g = tables.get(&m).expect("generated");
+                let wdl = pack_wdl(&g.codes);
+                for move_rule in [MoveRule::None, MoveRule::Seventy] {
+                    let rules = RuleSet {
+                        move_rule,
+                        ..tables_rules
+                    };
+                    let anew = dtz_of(&tables, m, rules, false);
+                    let leaves = Leaves {
+                        conversions: Some(&g.conversions),
+                        cursed_subtables: false,
+                        dtm: Some(&g.codes),
+                    };
+                    let from = generate_dtz(
+                        m,
+                        rules,
+                        &wdl,
+                        leaves,
+                        &tables,
+                        &NoProgress,
+                        Cells::default(),
+                    )
+                    .expect("DTZ");
+                    let decided = anew.plies.to_vec().iter().filter(|&&p| p != NONE).count();
+                    assert!(decided > 1000, "{name}: {decided} decided");
+                    assert!(anew.plies == from.plies, "{name} {rules}: the plies differ");
+                    assert_eq!(
+                        anew.zeroing_win_words(),
+                        from.zeroing_win_words(),
+                        "{name} {rules}"
+                    );
+                    assert_eq!(anew.stats, from.stats, "{name} {rules}");
+                }
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rayon::prelude::*;
 
 use super::budget::{Limits, Needs, check_run, check_table, free_disk_bytes};
-use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl};
+use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl, starts_from_dtm};
 use super::{Cells, GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
@@ -395,17 +395,10 @@ pub enum TableOutcome {
 /// that writing needs no second table-sized array (on a 5-man table with a pawn, 1.4 GB).
 /// Afterwards `g.codes` is empty: the values are in the files.
 pub fn write(dir: &Path, g: &mut Generated) -> Result<(u64, u64), GenError> {
-    write_for_dtz(dir, g, &super::NoProgress).map(|w| (w.wdl_bytes, w.dtm_bytes))
-}
-
-/// What [`write_for_dtz`] leaves.
-struct ForDtz {
-    wdl_bytes: u64,
-    dtm_bytes: u64,
-    /// The codes' memory (it holds the WDL file's values), for the DTZ state.
-    buffer: Cells,
-    /// The table's WDL packed for the DTZ retrograde ([`pack_wdl`]).
-    wdl: Vec<u8>,
+    let writer = TableWriter::new(dir, g, g.codes.len())?;
+    let d = writer.dtm(&g.codes, &super::NoProgress)?;
+    let (w, _) = write_wdl_from_codes(&writer, g, &super::NoProgress)?;
+    Ok((w, d.file_bytes))
 }
 
 /// Writes the WDL and DTM files of a generated table (`g`'s figures in their headers).
@@ -498,29 +491,20 @@ impl TableWriter {
     }
 }
 
-/// [`write`], also keeping what the DTZ retrograde needs: the WDL packed from the codes
-/// between the two files (not before the DTM file, whose writing is the peak of a table's
-/// memory), and the codes' memory. Stops with [`GenError::Cancelled`] once `progress` asks
-/// it to; the DTM file, if written, is then removed.
-fn write_for_dtz(
-    dir: &Path,
+/// Writes the WDL file of `g` once its DTM file is written: the codes become the file's
+/// values in place (no second table-sized array), and their memory is returned (`g.codes`
+/// is then empty). On a failure or once `progress` cancels, the DTM file is removed too.
+fn write_wdl_from_codes(
+    writer: &TableWriter,
     g: &mut Generated,
     progress: &dyn Progress,
-) -> Result<ForDtz, GenError> {
-    let writer = TableWriter::new(dir, g, g.codes.len())?;
-    let d = writer.dtm(&g.codes, progress)?;
-    let packed = pack_wdl(&g.codes);
-    let mut wdl = std::mem::take(&mut g.codes);
-    super::wdl_values_in_place(&mut wdl, &g.conversions);
-    let w = writer.wdl(&wdl, progress).inspect_err(|_| {
+) -> Result<(u64, Cells), GenError> {
+    let mut values = std::mem::take(&mut g.codes);
+    super::wdl_values_in_place(&mut values, &g.conversions);
+    let w = writer.wdl(&values, progress).inspect_err(|_| {
         let _ = std::fs::remove_file(&writer.dtm_path);
     })?;
-    Ok(ForDtz {
-        wdl_bytes: w.file_bytes,
-        dtm_bytes: d.file_bytes,
-        buffer: wdl,
-        wdl: packed,
-    })
+    Ok((w.file_bytes, values))
 }
 
 /// Whether the files of a table (WDL, DTM and DTZ under the tablebase's move rule) are
@@ -671,19 +655,49 @@ fn make_table(
     if progress.cancelled() {
         return Err(GenError::Cancelled);
     }
-    let ForDtz {
-        wdl_bytes,
-        dtm_bytes,
-        buffer,
-        wdl,
-    } = write_for_dtz(dir, &mut g, progress)?;
-    // The WDL and DTM files are in place: if the DTZ fails or is cancelled, they go too,
-    // so that no table is left without its DTZ (a later run makes it again whole).
-    let leaves = Leaves {
-        conversions: Some(&g.conversions),
+    // The WDL and DTM files are in place before the DTZ: if it fails or is cancelled, they
+    // go too, so that no table is left without its DTZ (a later run makes it again whole).
+    let writer = TableWriter::new(dir, &g, g.codes.len())?;
+    let d = writer.dtm(&g.codes, progress)?;
+    let wdl = pack_wdl(&g.codes);
+    let from_dtm = starts_from_dtm(
+        m,
+        rules,
+        &wdl,
+        Some(&g.conversions),
         cursed_subtables,
+        &g.codes,
+        &subs,
+        None,
+    )
+    .inspect_err(|_| {
+        let _ = std::fs::remove_file(&writer.dtm_path);
+    })?;
+    let (wdl_bytes, dtm_bytes, wdl, dtz) = if from_dtm {
+        // the DTZ starts from the codes, which then become the WDL file's values
+        let leaves = Leaves {
+            conversions: Some(&g.conversions),
+            cursed_subtables,
+            dtm: Some(&g.codes),
+        };
+        let dtz = generate_dtz(m, rules, &wdl, leaves, &subs, progress, Cells::default())
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(&writer.dtm_path);
+            })?;
+        let (w, values) = write_wdl_from_codes(&writer, &mut g, progress)?;
+        drop(values);
+        (w, d.file_bytes, wdl, Ok(dtz))
+    } else {
+        // the codes' memory becomes the DTZ state once the WDL file is written
+        let (w, buffer) = write_wdl_from_codes(&writer, &mut g, progress)?;
+        let leaves = Leaves {
+            conversions: Some(&g.conversions),
+            cursed_subtables,
+            dtm: None,
+        };
+        let dtz = generate_dtz(m, rules, &wdl, leaves, &subs, progress, buffer);
+        (w, d.file_bytes, wdl, dtz)
     };
-    let dtz = generate_dtz(m, rules, &wdl, leaves, &subs, progress, buffer);
     // The DTZ file's writing needs its plies alone: what made them goes first (the WDL, the
     // conversions and the sub-tables: KRQvKR's peak was this writing's, 471 MiB, with them
     // held). The values are on disk by then (writing emptied the codes): keep the summary

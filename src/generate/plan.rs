@@ -30,6 +30,25 @@ const BYTES_PER_SLOT: f64 = 2.0;
 /// (533 M) 1.26 GiB for 3.4 GiB; made in slices, KRPvKR 554 MiB for 1.36 GiB.
 const BYTES_PER_SLOT_PAWNS: f64 = 2.5;
 
+/// Tables without pawns of at most this many men may start their DTZ from their DTM (see
+/// [`crate::generate::dtz`]): a byte a slot more, held beside the DTM codes while the DTZ is
+/// made. Larger tables make it the other way, in the codes' memory, since their memory is
+/// what keeps them off a machine; so do tables with pawns, where it was slower on every
+/// 5-man table measured (most of their wins zero at once by a pawn's step, and where the
+/// side with the pawn loses, each of its losses must read its replies again).
+pub const DTZ_FROM_DTM_MAX_MEN: u32 = 5;
+
+/// What a DTZ started from the DTM adds a slot (its own byte a slot beside the codes).
+/// Measured with 2 threads: KNBvKB's peak 661-677 MB, where its DTZ made in the codes'
+/// memory peaked at 442 MB.
+const DTZ_FROM_DTM_BYTES_PER_SLOT: f64 = 1.0;
+
+/// Whether the DTZ of `material` may start from its DTM ([`DTZ_FROM_DTM_MAX_MEN`]).
+#[must_use]
+pub fn dtz_may_start_from_dtm(material: Material) -> bool {
+    !material.has_pawns() && material.men() <= DTZ_FROM_DTM_MAX_MEN
+}
+
 /// A sub-table of at most this many slots is read whole into memory (two bytes a slot,
 /// or one) while a table that captures into it is generated: every 4-man table.
 const RESIDENT_MAX_SLOTS: u64 = 1 << 24;
@@ -199,7 +218,13 @@ pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
         + SUB_TABLE_CACHE_BYTES.min(2 * read_through.iter().sum::<u64>());
     // a table made a slice at a time holds one slice's state
     let held = slice_slots(material);
+    let from_dtm = if dtz_may_start_from_dtm(material) {
+        (held as f64 * DTZ_FROM_DTM_BYTES_PER_SLOT) as u64
+    } else {
+        0
+    };
     BASE_BYTES
+        + from_dtm
         + THREAD_BYTES * threads.max(1) as u64
         + (held as f64 * per_slot) as u64
         + dtm_file(material)

@@ -15,7 +15,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::cells::Cells;
-use super::dtz::{DTZ_ALPHABET, DtzCounts, Leaves, generate_dtz_slice, pack_wdl_in};
+use super::dtz::{
+    DTZ_ALPHABET, DtzCounts, Leaves, generate_dtz_slice, pack_wdl_in, starts_from_dtm,
+};
 use super::generator::{Generator, SliceSink, ZeroedVec};
 use super::state::{UNUSED, WDL_RUN, wdl_file_value};
 use super::{GenError, Progress, SubTables};
@@ -484,11 +486,27 @@ impl SliceSink for SliceFiles<'_> {
         }
         let start = Instant::now();
         let wdl = pack_wdl_in(&codes, &ranges);
+        // the DTZ starts from the codes, or else their memory becomes its state
+        let from_dtm = starts_from_dtm(
+            self.material,
+            self.rules,
+            &wdl,
+            Some(&conversions),
+            self.cursed_subtables,
+            &codes,
+            self.sub,
+            Some(slice.clone()),
+        )?;
+        let (dtm, buffer) = if from_dtm {
+            (Some(codes), Cells::default())
+        } else {
+            (None, codes)
+        };
         let leaves = Leaves {
             conversions: Some(&conversions),
             cursed_subtables: self.cursed_subtables,
+            dtm: dtm.as_ref(),
         };
-        // the codes' memory becomes the DTZ state
         let part = generate_dtz_slice(
             DTZ_ALPHABET,
             self.material,
@@ -498,8 +516,9 @@ impl SliceSink for SliceFiles<'_> {
             self.sub,
             self.progress,
             Some(slice),
-            codes,
+            buffer,
         )?;
+        drop(dtm);
         drop(wdl);
         drop(conversions);
         for r in &ranges {
