@@ -200,7 +200,10 @@ pub fn memory_bytes(material: Material) -> u64 {
 /// the DTM file twice and that array (a bit a slot). Measured since (2 threads, peak
 /// resident memory, estimates with 2 threads): KRPvKR 477 MiB (555 before) for 1.1 GiB,
 /// KQBvKB 514 MiB (605 once) for 585 MiB, KNBvKB 476 MiB (504 before) for 585 MiB,
-/// KRRvKRR 6.27 GiB for 8.0 GiB.
+/// KRRvKRR 6.27 GiB for 8.0 GiB. A table of up to 5 men without pawns is counted a byte
+/// a slot more, for a DTZ that starts from its DTM ([`dtz_may_start_from_dtm`]): KNBvKB,
+/// made so, 646 MiB for 818 MiB (2 threads; KRQvKR, whose DTZ is made the other way, 420
+/// MiB).
 #[must_use]
 pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
     let n = slots(material);

@@ -316,26 +316,10 @@ impl Run<'_, '_> {
         decoder: &mut Decoder,
     ) -> Result<Option<u16>, GenError> {
         let mut longest: u16 = 0;
-        let mut not_won = false;
-        self.for_each_quiet_child(slot, decoder, |k| {
-            match wdl_at(self.wdl, k) {
-                // a move that leaves the mover's shah in check reaches an unused slot
-                W_NONE => return true,
-                W_WIN => {}
-                _ => {
-                    not_won = true;
-                    return false;
-                }
-            }
+        self.for_each_won_reply(slot, decoder, |k| {
             longest = longest.max(st.load(k as usize) + 1);
             true
         })?;
-        if not_won {
-            return Err(GenError::Inconsistent(format!(
-                "DTZ: {} is lost but has a reply that does not win",
-                Fen::from_position(&self.g.used_position_at(slot))
-            )));
-        }
         let v = longest.max(1);
         let old = st.fetch_min(slot as usize, v);
         if v < old {
