@@ -315,14 +315,7 @@ pub(crate) fn generate_dtz_slice(
     slice: Option<std::ops::Range<u64>>,
     buffer: Cells,
 ) -> Result<DtzSlice, GenError> {
-    let mut g = Generator::new(material, rules, sub, progress);
-    g.slice = match slice {
-        Some(slice) => slice,
-        None => {
-            g = g.index_scheme(1).expect("scheme 1");
-            0..g.size()
-        }
-    };
+    let g = slice_generator(material, rules, sub, progress, slice);
     let chunks = g.slice_chunks(CHUNK);
     let material = g.index.material();
     let has_pawns = material.has_pawns();
@@ -388,6 +381,26 @@ pub(crate) fn generate_dtz_slice(
     })
 }
 
+/// The generator of the slice `slice` of a table (its generator's indices), or of the
+/// whole table in the files' order.
+fn slice_generator<'a>(
+    material: Material,
+    rules: RuleSet,
+    sub: &'a dyn SubTables,
+    progress: &'a dyn Progress,
+    slice: Option<std::ops::Range<u64>>,
+) -> Generator<'a> {
+    let mut g = Generator::new(material, rules, sub, progress);
+    g.slice = match slice {
+        Some(slice) => slice,
+        None => {
+            g = g.index_scheme(1).expect("scheme 1");
+            0..g.size()
+        }
+    };
+    g
+}
+
 /// Whether every zeroing move's leaf counts 1 ply in a table's first round: without the
 /// move rule, or with it where no sub-table has cursed values (its own pawn steps count as
 /// plain in that round).
@@ -413,14 +426,7 @@ pub(crate) fn starts_from_dtm(
     {
         return Ok(false);
     }
-    let mut g = Generator::new(material, rules, sub, &super::NoProgress);
-    g.slice = match slice {
-        Some(slice) => slice,
-        None => {
-            g = g.index_scheme(1).expect("scheme 1");
-            0..g.size()
-        }
-    };
+    let g = slice_generator(material, rules, sub, &super::NoProgress, slice);
     let chunks = g.slice_chunks(CHUNK);
     let run = Run {
         alphabet: DTZ_ALPHABET,
@@ -1246,6 +1252,37 @@ impl Run<'_, '_> {
         Ok(())
     }
 
+    /// The slots of the predecessors of `slot` by moves that do not zero (un-moves of men
+    /// other than pawns), each once, in `preds`.
+    fn quiet_predecessors_of(
+        &self,
+        slot: u64,
+        preds: &mut Vec<u64>,
+        decoder: &mut Decoder,
+    ) -> Result<(), GenError> {
+        let g = self.g;
+        let (turn, i) = g.index.split_slot(slot);
+        let Some(board) = decoder.decode(&g.index, i) else {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: slot {slot} holds a value but names no position"
+            )));
+        };
+        let pos = Position::from_board_unchecked(board, turn);
+        preds.clear();
+        if let Err(prev) = g.quiet_predecessors(&pos, i, preds, false) {
+            return Err(GenError::Inconsistent(format!(
+                "DTZ: no index for predecessor {} of {}",
+                Fen::from_position(&prev),
+                Fen::from_position(&pos)
+            )));
+        }
+        if g.index.successors_may_coincide(pos.board(), !pos.turn()) {
+            preds.sort_unstable();
+            preds.dedup();
+        }
+        Ok(())
+    }
+
     /// Spreads the value of a slot decided at `d` to its predecessors.
     #[allow(clippy::too_many_arguments)]
     fn spread(
@@ -1259,24 +1296,8 @@ impl Run<'_, '_> {
         counts: &mut Counts,
     ) {
         let g = self.g;
-        let (turn, i) = g.index.split_slot(slot);
-        let Some(board) = decoder.decode(&g.index, i) else {
-            return g.fail(GenError::Inconsistent(format!(
-                "DTZ: slot {slot} holds a value but names no position"
-            )));
-        };
-        let pos = Position::from_board_unchecked(board, turn);
-        preds.clear();
-        if let Err(prev) = g.quiet_predecessors(&pos, i, preds, false) {
-            return g.fail(GenError::Inconsistent(format!(
-                "DTZ: no index for predecessor {} of {}",
-                Fen::from_position(&prev),
-                Fen::from_position(&pos)
-            )));
-        }
-        if g.index.successors_may_coincide(pos.board(), !pos.turn()) {
-            preds.sort_unstable();
-            preds.dedup();
+        if let Err(e) = self.quiet_predecessors_of(slot, preds, decoder) {
+            return g.fail(e);
         }
         let next = d + 1;
         if next > MAX_DTZ {

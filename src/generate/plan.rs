@@ -39,8 +39,8 @@ const BYTES_PER_SLOT_PAWNS: f64 = 2.5;
 pub const DTZ_FROM_DTM_MAX_MEN: u32 = 5;
 
 /// What a DTZ started from the DTM adds a slot (its own byte a slot beside the codes).
-/// Measured with 2 threads: KNBvKB's peak 661-677 MB, where its DTZ made in the codes'
-/// memory peaked at 442 MB.
+/// Measured with 2 threads (peak resident memory): KNBvKB 653-667 MiB, where its DTZ made
+/// in the codes' memory peaked at 431 MiB.
 const DTZ_FROM_DTM_BYTES_PER_SLOT: f64 = 1.0;
 
 /// Whether the DTZ of `material` may start from its DTM ([`DTZ_FROM_DTM_MAX_MEN`]).
@@ -202,8 +202,8 @@ pub fn memory_bytes(material: Material) -> u64 {
 /// KQBvKB 514 MiB (605 once) for 585 MiB, KNBvKB 476 MiB (504 before) for 585 MiB,
 /// KRRvKRR 6.27 GiB for 8.0 GiB. A table of up to 5 men without pawns is counted a byte
 /// a slot more, for a DTZ that starts from its DTM ([`dtz_may_start_from_dtm`]): KNBvKB,
-/// made so, 646 MiB for 818 MiB (2 threads; KRQvKR, whose DTZ is made the other way, 420
-/// MiB).
+/// made so, 653-667 MiB for 818 MiB (2 threads; KRQvKR, whose DTZ is made the other way,
+/// 427-430 MiB).
 #[must_use]
 pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
     let n = slots(material);

@@ -345,25 +345,7 @@ impl Run<'_, '_> {
         read: &mut Decoder,
     ) -> Result<u32, GenError> {
         let g = self.g;
-        let (turn, i) = g.index.split_slot(slot);
-        let Some(board) = decoder.decode(&g.index, i) else {
-            return Err(GenError::Inconsistent(format!(
-                "DTZ: slot {slot} holds a value but names no position"
-            )));
-        };
-        let pos = Position::from_board_unchecked(board, turn);
-        preds.clear();
-        if let Err(prev) = g.quiet_predecessors(&pos, i, preds, false) {
-            return Err(GenError::Inconsistent(format!(
-                "DTZ: no index for predecessor {} of {}",
-                Fen::from_position(&prev),
-                Fen::from_position(&pos)
-            )));
-        }
-        if g.index.successors_may_coincide(pos.board(), !pos.turn()) {
-            preds.sort_unstable();
-            preds.dedup();
-        }
+        self.quiet_predecessors_of(slot, preds, decoder)?;
         let mut max = 0;
         if wdl_at(self.wdl, slot) != W_WIN {
             let next = (d + 1) as u16;
