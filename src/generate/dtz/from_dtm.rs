@@ -44,15 +44,15 @@ use crate::position::Position;
 
 use super::super::cells::Alphabet;
 
-/// The states of this retrograde: plies up to 252 in a byte, and [`NONE`]; longer values
-/// spill.
 /// [`Run::starting_from_dtm_pays`] looks at one chunk in this many.
 const SAMPLE_EVERY: usize = 16;
 
-/// [`Run::starting_from_dtm_pays`]: starting from the DTM pays where at most one win in this many
-/// has its DTM shortened by a zeroing move.
+/// [`Run::starting_from_dtm_pays`]: starting from the DTM pays where at most one win in
+/// this many has its DTM shortened by a zeroing move.
 const LOWERED_AT_MOST: u64 = 5;
 
+/// The states of this retrograde: plies up to 252 in a byte, and [`NONE`]; longer values
+/// spill.
 pub(super) const FROM_DTM_ALPHABET: Alphabet = Alphabet::new(253, &[(NONE, 1)]);
 
 /// The plies of a DTM code of a decided slot.
