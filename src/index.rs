@@ -40,6 +40,10 @@
 //! stand on the diagonal; [`TableIndex::is_canonical`] tells which one is kept.
 //! A position's side to move is not part of the index: tables keep one array per side.
 
+mod digits;
+
+pub use digits::{DIGIT_ORDER_SCHEME, DigitOrder};
+
 use std::fmt;
 use std::sync::OnceLock;
 
