@@ -102,6 +102,11 @@ pub struct DtzStats {
     /// sides always does.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zeroing_wins_left_out: bool,
+    /// The order of the table's digits the file keeps its values in, the most
+    /// significant first (index scheme 3, see [`crate::index::DigitOrder`]); absent in a
+    /// file of scheme 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digit_order: Option<Vec<u8>>,
 }
 
 impl DtzStats {
@@ -126,6 +131,7 @@ impl DtzStats {
                 .as_deref()
                 .map(|s| if s == "white" { "black" } else { "white" }.to_string()),
             zeroing_wins_left_out: self.zeroing_wins_left_out,
+            digit_order: self.digit_order.clone(),
         }
     }
 

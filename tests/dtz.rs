@@ -272,9 +272,11 @@ fn dtz_of_kbvkp_under_the_move_rule_is_the_same() {
     generate_into(dir.path(), &[kbvkp()], rules, &NoProgress, |_| {}).unwrap();
     let tb = Tablebase::open(dir.path(), rules).unwrap();
     // every value of the file is the one of the file without the move rule
-    let values = |path: std::path::PathBuf| TableFile::open(&path).unwrap().read_all().unwrap();
-    let seventy = values(dir.path().join("KBvKP.counter-loss-70.tbz"));
-    let plain = values(support_tables::default_tables().join("KBvKP.counter-loss.tbz"));
+    let seventy = tb.read_dtz_values(kbvkp()).unwrap();
+    let plain = Tablebase::open(support_tables::default_tables(), RuleSet::default())
+        .unwrap()
+        .read_dtz_values(kbvkp())
+        .unwrap();
     assert_eq!(seventy.len(), plain.len());
     assert!(
         seventy == plain,
@@ -309,10 +311,7 @@ fn longest_dtz_figures_agree_with_a_scan_of_every_4_man_table() {
     for m in materials {
         let stats = tb.dtz_stats(m).unwrap();
         let codes = tb.read_dtm_codes(m).unwrap();
-        let plies = TableFile::open(&dir.join(format!("{m}.counter-loss.tbz")))
-            .unwrap()
-            .read_all()
-            .unwrap();
+        let plies = tb.read_dtz_values(m).unwrap();
         let index = shatranj_tb::index::TableIndex::new(m);
         let size = index.size() as usize;
         // a table that is its own mirror keeps White to move (Black's figures mirror it);
@@ -452,6 +451,11 @@ fn verify_finds_one_altered_dtz_value() {
     let meta = file.meta().clone();
     let mut values = file.read_all().unwrap();
     drop(file);
+    // the file keeps its values in the digit order its figures name
+    let stats: DtzStats = serde_json::from_slice(&meta.extra).unwrap();
+    let order =
+        shatranj_tb::index::DigitOrder::new(&index, stats.digit_order.as_deref().unwrap()).unwrap();
+    let slot = order.from_index(slot);
     assert_eq!(values[slot as usize], 7);
     values[slot as usize] = 9;
     let tb = rewrite(dir.path(), &path, &meta, &values);
@@ -509,8 +513,10 @@ fn a_dtz_file_of_both_sides_is_still_read() {
     let both = DtzStats {
         side_stored: None,
         zeroing_wins_left_out: false,
+        digit_order: None,
         ..stats
     };
+    meta.index_scheme = shatranj_tb::index::INDEX_SCHEME;
     meta.extra = serde_json::to_vec(&both).unwrap();
     let tb = rewrite(dir.path(), &path, &meta, &values);
     assert_eq!(tb.dtz_stats(m).unwrap().side_stored, None);

@@ -115,6 +115,29 @@ pub trait Values: Sync {
             freq[usize::from(v)] += 1;
         }
     }
+
+    /// How many times each value occurs in all of them (2^16 counts): by
+    /// [`Values::count_into`] over ranges of 2^20, in parallel, unless the values know it
+    /// another way.
+    fn frequencies(&self) -> Vec<u64> {
+        let len = self.len();
+        (0..len.div_ceil(1 << 20))
+            .into_par_iter()
+            .fold(
+                || vec![0u64; 1 << 16],
+                |mut f, c| {
+                    self.count_into(c << 20..((c + 1) << 20).min(len), &mut f);
+                    f
+                },
+            )
+            .reduce(
+                || vec![0u64; 1 << 16],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            )
+    }
 }
 
 impl Values for [u16] {
@@ -546,22 +569,7 @@ fn analyze<V: Values + ?Sized>(
     options: &WriteOptions,
 ) -> Result<Encoding, EncodeError> {
     let len = values.len();
-    let mut freq = (0..len.div_ceil(1 << 20))
-        .into_par_iter()
-        .fold(
-            || vec![0u64; 1 << 16],
-            |mut f, c| {
-                values.count_into(c << 20..((c + 1) << 20).min(len), &mut f);
-                f
-            },
-        )
-        .reduce(
-            || vec![0u64; 1 << 16],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
+    let mut freq = values.frequencies();
     let unused = std::mem::take(&mut freq[usize::from(UNUSED)]);
     let mut symbols: Vec<u16> = (0..UNUSED).filter(|&v| freq[usize::from(v)] > 0).collect();
     symbols.sort_by_key(|&v| (Reverse(freq[usize::from(v)]), v));

@@ -1481,6 +1481,7 @@ impl DtzCounts {
             black: side(Color::Black),
             side_stored: None,
             zeroing_wins_left_out: false,
+            digit_order: None,
         }
     }
 }

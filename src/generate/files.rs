@@ -10,7 +10,7 @@ use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl, starts_from
 use super::{Cells, GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
 use crate::format::{self, Metric, TableMeta};
-use crate::index::{INDEX_SCHEME, TableIndex};
+use crate::index::{DIGIT_ORDER_SCHEME, DigitOrder, INDEX_SCHEME, TableIndex};
 use crate::material::Material;
 use crate::position::{MoveList, Position};
 use crate::probe::{ProbeError, Tablebase, stored_slot, table_path};
@@ -190,6 +190,7 @@ pub const DTZ_BLOCK_BYTES: usize = 64 << 10;
 /// Stops with [`GenError::Cancelled`] once `progress` asks it to, leaving no file.
 pub fn write_dtz(dir: &Path, t: &DtzTable, progress: &dyn Progress) -> Result<u64, GenError> {
     let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| t.plies.read_into(range, out);
+    let ply = |s: usize| t.plies.load(s);
     let dtz = DtzValues {
         material: t.material,
         rules: t.rules,
@@ -197,6 +198,7 @@ pub fn write_dtz(dir: &Path, t: &DtzTable, progress: &dyn Progress) -> Result<u6
         plies: &plies,
         len: t.plies.len(),
         zeroing_wins: ZeroingWins::Bits(&t.zeroing_wins),
+        ply: Some(&ply),
     };
     write_dtz_values(dir, &dtz, progress)
 }
@@ -212,6 +214,10 @@ pub(super) struct DtzValues<'a> {
     pub len: usize,
     /// Where its wins by a zeroing move are told.
     pub zeroing_wins: ZeroingWins<'a>,
+    /// The plies of one slot, where they can be read one at a time (held in memory): the
+    /// file then keeps its values in the digit order that compresses them best (index
+    /// scheme 3, see [`super::digit_order`]); otherwise in scheme 1's order.
+    pub ply: Option<&'a (dyn Fn(usize) -> u16 + Sync)>,
 }
 
 /// Where the wins in 1 ply by a zeroing move of a table's DTZ are told.
@@ -224,16 +230,17 @@ pub(super) enum ZeroingWins<'a> {
 }
 
 /// [`write_dtz`] of plies read through `t.plies`.
-pub(super) fn write_dtz_values(
+pub(super) fn write_dtz_values<'a>(
     dir: &Path,
-    t: &DtzValues<'_>,
+    t: &DtzValues<'a>,
     progress: &dyn Progress,
 ) -> Result<u64, GenError> {
     let stop = || progress.cancelled();
-    let meta = |side_stored: Option<&str>, left_out: bool| {
+    let meta = |side_stored: Option<&str>, left_out: bool, order: Option<&DigitOrder>| {
         let stats = DtzStats {
             side_stored: side_stored.map(str::to_string),
             zeroing_wins_left_out: left_out,
+            digit_order: order.map(|o| o.order().to_vec()),
             ..t.stats.clone()
         };
         serde_json::to_vec(&stats)
@@ -241,7 +248,11 @@ pub(super) fn write_dtz_values(
                 metric: Metric::Dtz,
                 rules_code: t.rules.code(),
                 material: t.material.to_string(),
-                index_scheme: INDEX_SCHEME,
+                index_scheme: if order.is_some() {
+                    DIGIT_ORDER_SCHEME
+                } else {
+                    INDEX_SCHEME
+                },
                 extra,
             })
             .map_err(|e| GenError::Write(e.to_string()))
@@ -255,37 +266,62 @@ pub(super) fn write_dtz_values(
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
     let side = |start, left_out: bool| Side {
         plies: t.plies,
+        ply: t.ply,
         zeroing_wins: t.zeroing_wins,
         left_out,
         start,
         len: half,
     };
+    // the digit order of each side with and without its wins by a zeroing move, chosen
+    // on those values (the orders best for the two differ: KNvKB's Black to move, with
+    // them the Black pieces first and the White shah last, without them the White shah
+    // first)
+    let index = TableIndex::new(t.material);
+    let order_of = |start, left_out| {
+        if t.ply.is_none() {
+            return Ok(None);
+        }
+        match super::digit_order::best_order(&index, &side(start, left_out), &stop) {
+            Some(o) => Ok(Some(o)),
+            None if progress.cancelled() => Err(GenError::Cancelled),
+            None => Ok(None),
+        }
+    };
+    let in_order = |side: Side<'a>, order: &Option<DigitOrder>| -> Box<dyn format::Values + 'a> {
+        match order {
+            Some(order) => Box::new(InOrderOwned {
+                side,
+                order: order.clone(),
+            }),
+            None => Box::new(side),
+        }
+    };
     let written = if t.material.is_symmetric() {
         // White to move only (Black to move is the same with the colours swapped)
-        format::write_table_until(&path, &meta(None, false)?, &side(0, true), &options, &stop)
+        let order = order_of(0, true)?;
+        let values = in_order(side(0, true), &order);
+        let m = meta(None, false, order.as_ref())?;
+        format::write_table_until(&path, &m, &*values, &options, &stop)
     } else {
         // One side to move, with or without its wins by a zeroing move, whichever
         // compresses best (a probe of the other side looks one move ahead); without them
         // only if that saves two fifths: with them, a probe of the side stored reads one
         // value less, and one of the other side finds a win's plies at once
-        let metas = [
-            meta(Some("white"), false)?,
-            meta(Some("black"), false)?,
-            meta(Some("white"), true)?,
-            meta(Some("black"), true)?,
-        ];
-        let sides = [
-            side(0, false),
-            side(half, false),
-            side(0, true),
-            side(half, true),
-        ];
+        let kinds = [(0, false), (half, false), (0, true), (half, true)];
+        let mut metas = Vec::new();
+        let mut sides = Vec::new();
+        for (start, left_out) in kinds {
+            let order = order_of(start, left_out)?;
+            let colour = if start == 0 { "white" } else { "black" };
+            metas.push(meta(Some(colour), left_out, order.as_ref())?);
+            sides.push((in_order(side(start, left_out), &order), left_out));
+        }
         let candidates: Vec<(&TableMeta, &dyn format::Values, u64)> = metas
             .iter()
             .zip(&sides)
-            .map(|(m, s)| {
-                let weight = if s.left_out { 100 } else { 60 };
-                (m, s as &dyn format::Values, weight)
+            .map(|(m, (s, left_out))| {
+                let weight = if *left_out { 100 } else { 60 };
+                (m, &**s as &dyn format::Values, weight)
             })
             .collect();
         format::write_smaller_until(&path, &candidates, &options, &stop).map(|(_, w)| w)
@@ -297,12 +333,70 @@ pub(super) fn write_dtz_values(
 /// One side to move of a table's DTZ (`start..start + len` of the slots), as a file holds
 /// it: draws and unused slots [`UNUSED`](format::UNUSED), and so the wins by a zeroing
 /// move if they are `left_out`.
+#[derive(Clone, Copy)]
 struct Side<'a> {
     plies: &'a (dyn Fn(std::ops::Range<usize>, &mut Vec<u16>) + Sync),
+    /// One slot's plies, where [`DtzValues::ply`] has them.
+    ply: Option<&'a (dyn Fn(usize) -> u16 + Sync)>,
     zeroing_wins: ZeroingWins<'a>,
     left_out: bool,
     start: usize,
     len: usize,
+}
+
+/// A [`Side`] read in a digit order (see [`super::digit_order::InOrder`]), owning both.
+struct InOrderOwned<'a> {
+    side: Side<'a>,
+    order: DigitOrder,
+}
+
+impl format::Values for InOrderOwned<'_> {
+    fn len(&self) -> usize {
+        self.order.size() as usize
+    }
+
+    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+        super::digit_order::InOrder {
+            values: &self.side,
+            order: &self.order,
+        }
+        .read_into(range, out);
+    }
+
+    /// The side's, counted in scheme 1's order (in runs: a tenth of the time), and the
+    /// numbers that name no position as unused.
+    fn frequencies(&self) -> Vec<u64> {
+        let mut freq = self.side.frequencies();
+        freq[usize::from(format::UNUSED)] += self.order.size() - self.side.len as u64;
+        freq
+    }
+}
+
+impl super::digit_order::ValueAt for Side<'_> {
+    /// # Panics
+    /// Without [`Side::ply`].
+    fn value_at(&self, i: u64) -> u16 {
+        let s = self.start + i as usize;
+        let v = (self.ply.expect("plies one at a time"))(s);
+        match self.zeroing_wins {
+            ZeroingWins::Bits(z) => {
+                let zeroing = z[s / 64].load(std::sync::atomic::Ordering::Relaxed) >> (s % 64) & 1;
+                if self.left_out && zeroing != 0 {
+                    format::UNUSED
+                } else {
+                    v
+                }
+            }
+            ZeroingWins::Marked if v == super::sliced::ZEROING_WIN => {
+                if self.left_out {
+                    format::UNUSED
+                } else {
+                    1
+                }
+            }
+            ZeroingWins::Marked => v,
+        }
+    }
 }
 
 impl format::Values for Side<'_> {
@@ -331,6 +425,12 @@ impl format::Values for Side<'_> {
         }
     }
 }
+
+/// Most slots a side to move of a table made in slices whose DTZ file keeps its values
+/// in a digit order: its plies are then read whole (2 bytes a slot of both sides; every
+/// 4-man table, where 64 MiB at most; a larger one keeps scheme 1's order, read from its
+/// spill in runs).
+pub const SLICED_DIGIT_ORDER_MAX: u64 = 1 << 24;
 
 /// Bytes of packed symbols per block of a WDL file.
 pub const WDL_BLOCK_BYTES: usize = 256 << 10;
@@ -383,7 +483,7 @@ pub enum TableOutcome {
         dtm_bytes: u64,
         /// The DTZ file: its size, figures and the seconds its retrograde took.
         dtz_bytes: u64,
-        dtz: DtzStats,
+        dtz: Box<DtzStats>,
         dtz_seconds: f64,
     },
 }
@@ -720,7 +820,7 @@ fn make_table(
         wdl_bytes,
         dtm_bytes,
         dtz_bytes,
-        dtz: dtz.stats,
+        dtz: Box::new(dtz.stats),
         dtz_seconds: dtz.seconds,
     })
 }
@@ -784,6 +884,16 @@ fn make_sliced_table(
     let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| {
         files.plies.read_file_order(&layout, size, range, out);
     };
+    // A small table's plies are read whole, so that its DTZ file can keep them in a
+    // digit order (from the spill, that would be a read a value).
+    let whole: Option<Vec<u16>> = (size <= SLICED_DIGIT_ORDER_MAX).then(|| {
+        let mut v = Vec::new();
+        files
+            .plies
+            .read_file_order(&layout, size, 0..total as usize, &mut v);
+        v
+    });
+    let ply = whole.as_deref().map(|v| move |s: usize| v[s]);
     let dtz = DtzValues {
         material: g.material,
         rules,
@@ -791,6 +901,7 @@ fn make_sliced_table(
         plies: &plies,
         len: total as usize,
         zeroing_wins: ZeroingWins::Marked,
+        ply: ply.as_ref().map(|f| f as &(dyn Fn(usize) -> u16 + Sync)),
     };
     let dtz_bytes =
         write_dtz_values(dir, &dtz, progress).and_then(|b| files.plies.check().map(|()| b));
@@ -801,7 +912,7 @@ fn make_sliced_table(
         wdl_bytes: w.file_bytes,
         dtm_bytes: d.file_bytes,
         dtz_bytes,
-        dtz: dtz_stats,
+        dtz: Box::new(dtz_stats),
         dtz_seconds,
     })
 }

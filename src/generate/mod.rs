@@ -55,6 +55,7 @@ use crate::value::Value;
 pub mod budget;
 pub mod cells;
 mod decoder;
+pub mod digit_order;
 pub mod dtz;
 pub mod files;
 mod generator;

@@ -187,6 +187,7 @@ impl Tablebase {
                 None => return Ok(None),
             }
         }
+        let s = slot.dtz_file_index(s);
         let Some(plies) = Self::code_at(file, s, access)? else {
             return Ok(None);
         };
@@ -260,11 +261,12 @@ impl Tablebase {
                         Some(_) => continue,
                     }
                 };
-                match Self::code_at(dtz_file, s % size, access)? {
+                let s = slot.dtz_file_index(s % size);
+                match Self::code_at(dtz_file, s, access)? {
                     None => None,
                     Some(plies) => Some(Self::dtz_of_code(
                         dtz_file.path(),
-                        s % size,
+                        s,
                         child_wdl,
                         plies,
                         rule,

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::color::Color;
 use crate::format::{CacheBudget, Metric, TableFile};
-use crate::index::{INDEX_SCHEME, TableIndex};
+use crate::index::{DIGIT_ORDER_SCHEME, DigitOrder, INDEX_SCHEME, TableIndex};
 use crate::material::Material;
 use crate::rules::RuleSet;
 
@@ -30,6 +30,9 @@ pub(super) struct Slot {
     /// its own mirror, and whether it leaves out that side's wins by a zeroing move
     /// (`None`: both sides, or the table is its own mirror); set before `dtz`.
     pub(super) dtz_side: OnceLock<Option<(Color, bool)>>,
+    /// The order of digits the DTZ file keeps its values in (`None`: scheme 1's order);
+    /// set before `dtz`.
+    pub(super) dtz_order: OnceLock<Option<DigitOrder>>,
     /// Whether the directory held the DTZ file (under the tablebase's move rule) when it
     /// was last listed.
     pub(super) dtz_present: AtomicBool,
@@ -38,6 +41,16 @@ pub(super) struct Slot {
 impl Slot {
     pub(super) fn is_present(&self) -> bool {
         self.present.load(Ordering::Acquire)
+    }
+
+    /// Where the DTZ file keeps the value of index `i` of the side to move it holds (in
+    /// its digit order, if it has one).
+    #[inline]
+    pub(super) fn dtz_file_index(&self, i: u64) -> u64 {
+        match self.dtz_order.get() {
+            Some(Some(order)) => order.from_index(i),
+            _ => i,
+        }
     }
 }
 
@@ -71,6 +84,7 @@ impl Tablebase {
                     dtm: OnceLock::new(),
                     dtz: OnceLock::new(),
                     dtz_side: OnceLock::new(),
+                    dtz_order: OnceLock::new(),
                     dtz_present: AtomicBool::new(false),
                 };
                 (m, slot)
@@ -290,38 +304,60 @@ impl Tablebase {
             )));
         }
         let size = slot.index.size();
-        // A DTZ file of a table that is not its own mirror holds both sides to move, or
-        // one that its figures name.
-        let mut side = None;
-        let expected_len = if material.is_symmetric() {
-            size
-        } else if metric == Metric::Dtz && file.len() == size {
-            let stats: crate::stats::DtzStats = serde_json::from_slice(&meta.extra)
-                .map_err(|e| corrupt(format!("DTZ figures unreadable: {e}")))?;
-            let color = match stats.side_stored.as_deref() {
-                Some("white") => Color::White,
-                Some("black") => Color::Black,
-                other => {
-                    return Err(corrupt(format!(
-                        "{size} values (one side to move) but the side stored is {other:?}, \
-                         not white or black"
-                    )));
-                }
-            };
-            side = Some((color, stats.zeroing_wins_left_out));
-            size
-        } else {
-            2 * size
+        let side_stored = |stats: &crate::stats::DtzStats| match stats.side_stored.as_deref() {
+            Some("white") => Ok(Color::White),
+            Some("black") => Ok(Color::Black),
+            other => Err(corrupt(format!(
+                "{} values (one side to move) but the side stored is {other:?}, not white \
+                 or black",
+                file.len()
+            ))),
         };
-        if meta.index_scheme != INDEX_SCHEME || file.len() != expected_len {
+        let dtz_stats = || -> Result<crate::stats::DtzStats, ProbeError> {
+            serde_json::from_slice(&meta.extra)
+                .map_err(|e| corrupt(format!("DTZ figures unreadable: {e}")))
+        };
+        // A DTZ file of a table that is not its own mirror holds both sides to move, or
+        // one that its figures name; in scheme 1's order, or in the digit order its
+        // figures name (always one side).
+        let mut side = None;
+        let mut order = None;
+        let (scheme, expected_len) =
+            if metric == Metric::Dtz && meta.index_scheme == DIGIT_ORDER_SCHEME {
+                let stats = dtz_stats()?;
+                let digits = stats.digit_order.as_deref().ok_or_else(|| {
+                    corrupt(format!(
+                        "index scheme {DIGIT_ORDER_SCHEME} but no digit order in its figures"
+                    ))
+                })?;
+                let o = DigitOrder::new(&slot.index, digits).ok_or_else(|| {
+                    corrupt(format!("digit order {digits:?} is not one of {material}'s"))
+                })?;
+                if !material.is_symmetric() {
+                    side = Some((side_stored(&stats)?, stats.zeroing_wins_left_out));
+                }
+                let len = o.size();
+                order = Some(o);
+                (DIGIT_ORDER_SCHEME, len)
+            } else if material.is_symmetric() {
+                (INDEX_SCHEME, size)
+            } else if metric == Metric::Dtz && file.len() == size {
+                let stats = dtz_stats()?;
+                side = Some((side_stored(&stats)?, stats.zeroing_wins_left_out));
+                (INDEX_SCHEME, size)
+            } else {
+                (INDEX_SCHEME, 2 * size)
+            };
+        if meta.index_scheme != scheme || file.len() != expected_len {
             return Err(corrupt(format!(
-                "index scheme {} with {} values, expected scheme {INDEX_SCHEME} with {expected_len}",
+                "index scheme {} with {} values, expected scheme {scheme} with {expected_len}",
                 meta.index_scheme,
                 file.len(),
             )));
         }
         if metric == Metric::Dtz {
             let _ = slot.dtz_side.set(side);
+            let _ = slot.dtz_order.set(order);
         }
         let _ = cell.set(file);
         Ok(cell.get().expect("just set"))
@@ -372,6 +408,26 @@ impl Tablebase {
         let stored = material.normalized();
         self.present_slot(stored)
             .is_some_and(|slot| self.file(slot, stored, Metric::Dtz).is_ok())
+    }
+
+    /// The values of the DTZ file of the table of `material` (stored form), read whole, in
+    /// the order of scheme 1's indices of the side to move it holds (of both sides, White
+    /// to move first, for a file of both): a file in a digit order read back into scheme
+    /// 1's (see [`DigitOrder`]). For a caller that looks at a small table's values.
+    pub fn read_dtz_values(&self, material: Material) -> Result<Vec<u16>, ProbeError> {
+        let slot = self
+            .present_slot(material)
+            .ok_or(ProbeError::MissingTable {
+                material,
+                rules: self.rules,
+            })?;
+        let values = self.file(slot, material, Metric::Dtz)?.read_all()?;
+        Ok(match slot.dtz_order.get() {
+            Some(Some(order)) => (0..slot.index.size())
+                .map(|i| values[order.from_index(i) as usize])
+                .collect(),
+            _ => values,
+        })
     }
 
     /// Every DTM code of the table of `material` (stored form), in slot order, read
