@@ -532,6 +532,95 @@ fn a_dtz_file_of_both_sides_is_still_read() {
     );
 }
 
+/// A DTZ file keeps its side to move in the digit order its figures name (index scheme
+/// 3); one in scheme 1's order (as files were written before) is still read, and gives
+/// KRvKQ's every position the same DTZ; one whose figures name no digit order of its
+/// table is an error naming the file and the order, not an answer.
+#[test]
+fn a_dtz_file_in_scheme_1_order_is_still_read_and_a_bad_digit_order_is_named() {
+    use shatranj_tb::index::{DIGIT_ORDER_SCHEME, INDEX_SCHEME, TableIndex};
+    let four = support_tables::default_tables();
+    let dir = tempfile::tempdir().unwrap();
+    let m: Material = "KRvKQ".parse().unwrap();
+    for ext in ["tbw", "tbd", "tbz"] {
+        let name = format!("{m}.counter-loss.{ext}");
+        std::fs::copy(four.join(&name), dir.path().join(&name)).unwrap();
+    }
+    let path = dir.path().join(format!("{m}.counter-loss.tbz"));
+    let meta = TableFile::open(&path).unwrap().meta().clone();
+    assert_eq!(meta.index_scheme, DIGIT_ORDER_SCHEME);
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let stats = tb.dtz_stats(m).unwrap();
+    let order = stats.digit_order.clone().expect("a digit order");
+    let values = tb.read_dtz_values(m).unwrap();
+    let index = TableIndex::new(m);
+    let size = index.size();
+    assert_eq!(values.len() as u64, size);
+    let position = |slot: u64| {
+        let (turn, i) = index.split_slot(slot);
+        let board = index.decode(i)?;
+        let pos = Position::from_board(board, turn).ok()?;
+        (index.encode(&board) == Some(i)).then_some(pos)
+    };
+    let dtz: Vec<Option<Dtz>> = (0..2 * size)
+        .into_par_iter()
+        .map(|s| position(s).map(|pos| tb.dtz(&pos).unwrap()))
+        .collect();
+    // the same values in scheme 1's order
+    let mut scheme_1 = meta.clone();
+    scheme_1.index_scheme = INDEX_SCHEME;
+    scheme_1.extra = serde_json::to_vec(&DtzStats {
+        digit_order: None,
+        ..stats.clone()
+    })
+    .unwrap();
+    let tb = rewrite(dir.path(), &path, &scheme_1, &values);
+    assert_eq!(tb.dtz_stats(m).unwrap().digit_order, None);
+    let differ = (0..2 * size)
+        .into_par_iter()
+        .filter(|&s| position(s).is_some_and(|pos| Some(tb.dtz(&pos).unwrap()) != dtz[s as usize]))
+        .count();
+    assert_eq!(differ, 0);
+    assert!(
+        dtz.iter()
+            .flatten()
+            .filter(|d| d.category == Category::Win)
+            .count()
+            > 100_000
+    );
+    // a digit twice (and one missing) in scheme 3
+    let mut bad = meta.clone();
+    let mut twice = order.clone();
+    twice[1] = twice[0];
+    bad.extra = serde_json::to_vec(&DtzStats {
+        digit_order: Some(twice),
+        ..stats
+    })
+    .unwrap();
+    let file_values = TableFile::open(&path).unwrap().read_all().unwrap();
+    assert_eq!(file_values.len() as u64, size, "scheme 1, one side");
+    let tb = rewrite(
+        dir.path(),
+        &path,
+        &bad,
+        &vec![
+            1u16;
+            shatranj_tb::index::DigitOrder::new(&index, &order)
+                .unwrap()
+                .size() as usize
+        ],
+    );
+    let pos = (0..2 * size).find_map(|s| {
+        position(s)
+            .filter(|_| dtz[s as usize].is_some_and(|d| d.category == Category::Win && d.plies > 1))
+    });
+    let err = tb.dtz(&pos.expect("a win")).unwrap_err().to_string();
+    assert!(
+        err.contains("digit order") && err.contains("KRvKQ"),
+        "{err}"
+    );
+}
+
 /// Writes `values` as the table file at `path` (in `dir`) and opens the tablebase there
 /// again.
 fn rewrite(
