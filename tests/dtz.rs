@@ -479,28 +479,13 @@ fn verify_finds_one_altered_dtz_value() {
 /// answer as the file of one side does.
 #[test]
 fn a_dtz_file_of_both_sides_is_still_read() {
-    let four = support_tables::default_tables();
-    let dir = tempfile::tempdir().unwrap();
     let m: Material = "KRvKQ".parse().unwrap();
-    for ext in ["tbw", "tbd", "tbz"] {
-        let name = format!("{m}.counter-loss.{ext}");
-        std::fs::copy(four.join(&name), dir.path().join(&name)).unwrap();
-    }
+    let (dir, path) = copy_of_default_table(m);
     let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
     let stats = tb.dtz_stats(m).unwrap();
     assert!(stats.side_stored.is_some(), "{stats:?}");
     let index = shatranj_tb::index::TableIndex::new(m);
-    let size = index.size();
-    let position = |slot: u64| {
-        let (turn, i) = index.split_slot(slot);
-        let board = index.decode(i)?;
-        let pos = Position::from_board(board, turn).ok()?;
-        (index.encode(&board) == Some(i)).then_some(pos)
-    };
-    let dtz: Vec<Option<Dtz>> = (0..2 * size)
-        .into_par_iter()
-        .map(|s| position(s).map(|pos| tb.dtz(&pos).unwrap()))
-        .collect();
+    let dtz = dtz_of_every_slot(&tb, &index);
     let values: Vec<u16> = dtz
         .iter()
         .map(|d| match d {
@@ -508,7 +493,6 @@ fn a_dtz_file_of_both_sides_is_still_read() {
             _ => shatranj_tb::format::UNUSED,
         })
         .collect();
-    let path = dir.path().join(format!("{m}.counter-loss.tbz"));
     let mut meta = TableFile::open(&path).unwrap().meta().clone();
     let both = DtzStats {
         side_stored: None,
@@ -520,16 +504,55 @@ fn a_dtz_file_of_both_sides_is_still_read() {
     meta.extra = serde_json::to_vec(&both).unwrap();
     let tb = rewrite(dir.path(), &path, &meta, &values);
     assert_eq!(tb.dtz_stats(m).unwrap().side_stored, None);
-    let differ = (0..2 * size)
-        .into_par_iter()
-        .filter(|&s| position(s).is_some_and(|pos| Some(tb.dtz(&pos).unwrap()) != dtz[s as usize]))
-        .count();
-    assert_eq!(differ, 0);
+    assert_eq!(slots_whose_dtz_differs(&tb, &index, &dtz), 0);
     assert!(
         dtz.iter()
             .flatten()
             .any(|d| d.category == Category::Win && d.plies > 20)
     );
+}
+
+/// A temporary folder holding a copy of the default files of the 4-man table `m`, and
+/// the path of its DTZ file there.
+fn copy_of_default_table(m: Material) -> (tempfile::TempDir, std::path::PathBuf) {
+    let four = support_tables::default_tables();
+    let dir = tempfile::tempdir().unwrap();
+    for ext in ["tbw", "tbd", "tbz"] {
+        let name = format!("{m}.counter-loss.{ext}");
+        std::fs::copy(four.join(&name), dir.path().join(&name)).unwrap();
+    }
+    let path = dir.path().join(format!("{m}.counter-loss.tbz"));
+    (dir, path)
+}
+
+/// The position of `slot` (both sides to move) where it names one (canonically).
+fn position_at(index: &shatranj_tb::index::TableIndex, slot: u64) -> Option<Position> {
+    let (turn, i) = index.split_slot(slot);
+    let board = index.decode(i)?;
+    let pos = Position::from_board(board, turn).ok()?;
+    (index.encode(&board) == Some(i)).then_some(pos)
+}
+
+/// The DTZ `tb` gives the position of every slot of `index` (both sides to move).
+fn dtz_of_every_slot(tb: &Tablebase, index: &shatranj_tb::index::TableIndex) -> Vec<Option<Dtz>> {
+    (0..2 * index.size())
+        .into_par_iter()
+        .map(|s| position_at(index, s).map(|pos| tb.dtz(&pos).unwrap()))
+        .collect()
+}
+
+/// How many positions `tb` gives a DTZ other than `dtz` (as [`dtz_of_every_slot`]).
+fn slots_whose_dtz_differs(
+    tb: &Tablebase,
+    index: &shatranj_tb::index::TableIndex,
+    dtz: &[Option<Dtz>],
+) -> usize {
+    (0..2 * index.size())
+        .into_par_iter()
+        .filter(|&s| {
+            position_at(index, s).is_some_and(|pos| Some(tb.dtz(&pos).unwrap()) != dtz[s as usize])
+        })
+        .count()
 }
 
 /// A DTZ file keeps its side to move in the digit order its figures name (index scheme
@@ -538,15 +561,9 @@ fn a_dtz_file_of_both_sides_is_still_read() {
 /// table is an error naming the file and the order, not an answer.
 #[test]
 fn a_dtz_file_in_scheme_1_order_is_still_read_and_a_bad_digit_order_is_named() {
-    use shatranj_tb::index::{DIGIT_ORDER_SCHEME, INDEX_SCHEME, TableIndex};
-    let four = support_tables::default_tables();
-    let dir = tempfile::tempdir().unwrap();
+    use shatranj_tb::index::{DIGIT_ORDER_SCHEME, DigitOrder, INDEX_SCHEME, TableIndex};
     let m: Material = "KRvKQ".parse().unwrap();
-    for ext in ["tbw", "tbd", "tbz"] {
-        let name = format!("{m}.counter-loss.{ext}");
-        std::fs::copy(four.join(&name), dir.path().join(&name)).unwrap();
-    }
-    let path = dir.path().join(format!("{m}.counter-loss.tbz"));
+    let (dir, path) = copy_of_default_table(m);
     let meta = TableFile::open(&path).unwrap().meta().clone();
     assert_eq!(meta.index_scheme, DIGIT_ORDER_SCHEME);
     let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
@@ -554,18 +571,8 @@ fn a_dtz_file_in_scheme_1_order_is_still_read_and_a_bad_digit_order_is_named() {
     let order = stats.digit_order.clone().expect("a digit order");
     let values = tb.read_dtz_values(m).unwrap();
     let index = TableIndex::new(m);
-    let size = index.size();
-    assert_eq!(values.len() as u64, size);
-    let position = |slot: u64| {
-        let (turn, i) = index.split_slot(slot);
-        let board = index.decode(i)?;
-        let pos = Position::from_board(board, turn).ok()?;
-        (index.encode(&board) == Some(i)).then_some(pos)
-    };
-    let dtz: Vec<Option<Dtz>> = (0..2 * size)
-        .into_par_iter()
-        .map(|s| position(s).map(|pos| tb.dtz(&pos).unwrap()))
-        .collect();
+    assert_eq!(values.len() as u64, index.size());
+    let dtz = dtz_of_every_slot(&tb, &index);
     // the same values in scheme 1's order
     let mut scheme_1 = meta.clone();
     scheme_1.index_scheme = INDEX_SCHEME;
@@ -576,18 +583,14 @@ fn a_dtz_file_in_scheme_1_order_is_still_read_and_a_bad_digit_order_is_named() {
     .unwrap();
     let tb = rewrite(dir.path(), &path, &scheme_1, &values);
     assert_eq!(tb.dtz_stats(m).unwrap().digit_order, None);
-    let differ = (0..2 * size)
-        .into_par_iter()
-        .filter(|&s| position(s).is_some_and(|pos| Some(tb.dtz(&pos).unwrap()) != dtz[s as usize]))
-        .count();
-    assert_eq!(differ, 0);
-    assert!(
-        dtz.iter()
-            .flatten()
-            .filter(|d| d.category == Category::Win)
-            .count()
-            > 100_000
+    assert_eq!(
+        TableFile::open(&path).unwrap().len(),
+        index.size(),
+        "scheme 1, one side"
     );
+    assert_eq!(slots_whose_dtz_differs(&tb, &index, &dtz), 0);
+    let wins = dtz.iter().flatten().filter(|d| d.category == Category::Win);
+    assert!(wins.count() > 100_000);
     // a digit twice (and one missing) in scheme 3
     let mut bad = meta.clone();
     let mut twice = order.clone();
@@ -597,24 +600,13 @@ fn a_dtz_file_in_scheme_1_order_is_still_read_and_a_bad_digit_order_is_named() {
         ..stats
     })
     .unwrap();
-    let file_values = TableFile::open(&path).unwrap().read_all().unwrap();
-    assert_eq!(file_values.len() as u64, size, "scheme 1, one side");
-    let tb = rewrite(
-        dir.path(),
-        &path,
-        &bad,
-        &vec![
-            1u16;
-            shatranj_tb::index::DigitOrder::new(&index, &order)
-                .unwrap()
-                .size() as usize
-        ],
-    );
-    let pos = (0..2 * size).find_map(|s| {
-        position(s)
+    let size = DigitOrder::new(&index, &order).unwrap().size() as usize;
+    let tb = rewrite(dir.path(), &path, &bad, &vec![1u16; size]);
+    let won = (0..2 * index.size()).find_map(|s| {
+        position_at(&index, s)
             .filter(|_| dtz[s as usize].is_some_and(|d| d.category == Category::Win && d.plies > 1))
     });
-    let err = tb.dtz(&pos.expect("a win")).unwrap_err().to_string();
+    let err = tb.dtz(&won.expect("a win")).unwrap_err().to_string();
     assert!(
         err.contains("digit order") && err.contains("KRvKQ"),
         "{err}"

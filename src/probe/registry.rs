@@ -415,12 +415,7 @@ impl Tablebase {
     /// to move first, for a file of both): a file in a digit order read back into scheme
     /// 1's (see [`DigitOrder`]). For a caller that looks at a small table's values.
     pub fn read_dtz_values(&self, material: Material) -> Result<Vec<u16>, ProbeError> {
-        let slot = self
-            .present_slot(material)
-            .ok_or(ProbeError::MissingTable {
-                material,
-                rules: self.rules,
-            })?;
+        let slot = self.table_slot(material)?;
         let values = self.file(slot, material, Metric::Dtz)?.read_all()?;
         Ok(match slot.dtz_order.get() {
             Some(Some(order)) => (0..slot.index.size())
@@ -433,12 +428,15 @@ impl Tablebase {
     /// Every DTM code of the table of `material` (stored form), in slot order, read
     /// whole (see [`TableFile::read_all`]): for a caller that reads a small table often.
     pub fn read_dtm_codes(&self, material: Material) -> Result<Vec<u16>, ProbeError> {
-        let slot = self
-            .present_slot(material)
-            .ok_or(ProbeError::MissingTable {
-                material,
-                rules: self.rules,
-            })?;
+        let slot = self.table_slot(material)?;
         Ok(self.file(slot, material, Metric::Dtm)?.read_all()?)
+    }
+
+    /// The slot of the table of `material` (stored form), or that it is missing here.
+    fn table_slot(&self, material: Material) -> Result<&Slot, ProbeError> {
+        self.present_slot(material).ok_or(ProbeError::MissingTable {
+            material,
+            rules: self.rules,
+        })
     }
 }
