@@ -8,7 +8,8 @@
 //! the ratio is what DTZ adds to making the table (the files' compression aside).
 //!
 //! The `decode` group times index-to-board decoding, which the seed and every pass do for
-//! each position they visit.
+//! each position they visit; the `digit order` group a DTZ file's order of positions (a
+//! probe's step into it, the writer's out of it, and choosing it).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use shatranj_tb::generate::dtz::{Leaves, generate_dtz, pack_wdl};
@@ -135,5 +136,52 @@ fn bench_decode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_generate, bench_dtz, bench_decode);
+/// A DTZ file's digit order (`index::DigitOrder`): a probe's step from scheme 1's index to
+/// the file's (a million scattered indices), the writer's from the file's numbers back (a
+/// million consecutive, counted up), and the choice of KRvKQ's order for one side's values
+/// (every one of its 24 orders on a sample).
+fn bench_digit_order(c: &mut Criterion) {
+    use shatranj_tb::generate::digit_order::best_order;
+    use shatranj_tb::index::{DigitOrder, TableIndex};
+    let mut group = c.benchmark_group("digit order");
+    group.sample_size(10);
+    let index = TableIndex::new("KRQvKR".parse().unwrap());
+    let order = DigitOrder::new(&index, &[4, 1, 2, 3, 0]).unwrap();
+    let n = 1u64 << 20;
+    group.throughput(criterion::Throughput::Elements(n));
+    let stride = (index.size() / n) | 1;
+    group.bench_function("KRQvKR from index, scattered", |b| {
+        b.iter(|| {
+            (0..n)
+                .map(|k| order.from_index((k * stride) % index.size()))
+                .fold(0u64, u64::wrapping_add)
+        });
+    });
+    let start = order.size() / 3;
+    group.bench_function("KRQvKR to index, counted up", |b| {
+        b.iter(|| {
+            let mut held = 0u64;
+            order.for_each_index(start..start + n, |i| held += u64::from(i.is_some()));
+            held
+        });
+    });
+    group.throughput(criterion::Throughput::Elements(1));
+    let krvkq = TableIndex::new("KRvKQ".parse().unwrap());
+    // values that repeat along two digits: the ferz's square and the Black shah's rank
+    let values: Vec<u16> = (0..krvkq.size())
+        .map(|i| ((i % 64) * 7 + (i / 64 / 64 % 64) / 8) as u16 % 50)
+        .collect();
+    group.bench_function("KRvKQ best order", |b| {
+        b.iter(|| best_order(&krvkq, values.as_slice(), &|| false));
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_generate,
+    bench_dtz,
+    bench_decode,
+    bench_digit_order
+);
 criterion_main!(benches);
