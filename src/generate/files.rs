@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rayon::prelude::*;
 
 use super::budget::{Limits, Needs, check_run, check_table, free_disk_bytes};
+use super::digit_order::InOrder;
 use super::dtz::{DtzStats, DtzTable, Leaves, generate_dtz, pack_wdl, starts_from_dtm};
 use super::{Cells, GenError, Generated, Progress, SubTables, generate};
 use crate::fen::Fen;
@@ -230,9 +231,9 @@ pub(super) enum ZeroingWins<'a> {
 }
 
 /// [`write_dtz`] of plies read through `t.plies`.
-pub(super) fn write_dtz_values<'a>(
+pub(super) fn write_dtz_values(
     dir: &Path,
-    t: &DtzValues<'a>,
+    t: &DtzValues<'_>,
     progress: &dyn Progress,
 ) -> Result<u64, GenError> {
     let stop = || progress.cancelled();
@@ -287,41 +288,51 @@ pub(super) fn write_dtz_values<'a>(
             None => Ok(None),
         }
     };
-    let in_order = |side: Side<'a>, order: &Option<DigitOrder>| -> Box<dyn format::Values + 'a> {
+    fn in_order<'s>(
+        side: &'s Side<'_>,
+        order: &'s Option<DigitOrder>,
+    ) -> Box<dyn format::Values + 's> {
         match order {
-            Some(order) => Box::new(InOrderOwned {
-                side,
-                order: order.clone(),
+            Some(order) => Box::new(InOrder {
+                values: side,
+                order,
             }),
-            None => Box::new(side),
+            None => Box::new(*side),
         }
-    };
+    }
     let written = if t.material.is_symmetric() {
         // White to move only (Black to move is the same with the colours swapped)
         let order = order_of(0, true)?;
-        let values = in_order(side(0, true), &order);
+        let white = side(0, true);
         let m = meta(None, false, order.as_ref())?;
-        format::write_table_until(&path, &m, &*values, &options, &stop)
+        format::write_table_until(&path, &m, &*in_order(&white, &order), &options, &stop)
     } else {
         // One side to move, with or without its wins by a zeroing move, whichever
         // compresses best (a probe of the other side looks one move ahead); without them
         // only if that saves two fifths: with them, a probe of the side stored reads one
         // value less, and one of the other side finds a win's plies at once
         let kinds = [(0, false), (half, false), (0, true), (half, true)];
+        let sides = kinds.map(|(start, left_out)| side(start, left_out));
+        let mut orders = Vec::new();
         let mut metas = Vec::new();
-        let mut sides = Vec::new();
         for (start, left_out) in kinds {
             let order = order_of(start, left_out)?;
             let colour = if start == 0 { "white" } else { "black" };
             metas.push(meta(Some(colour), left_out, order.as_ref())?);
-            sides.push((in_order(side(start, left_out), &order), left_out));
+            orders.push(order);
         }
+        let values: Vec<_> = sides
+            .iter()
+            .zip(&orders)
+            .map(|(s, o)| in_order(s, o))
+            .collect();
         let candidates: Vec<(&TableMeta, &dyn format::Values, u64)> = metas
             .iter()
-            .zip(&sides)
-            .map(|(m, (s, left_out))| {
-                let weight = if *left_out { 100 } else { 60 };
-                (m, &**s as &dyn format::Values, weight)
+            .zip(&values)
+            .zip(kinds)
+            .map(|((m, v), (_, left_out))| {
+                let weight = if left_out { 100 } else { 60 };
+                (m, &**v, weight)
             })
             .collect();
         format::write_smaller_until(&path, &candidates, &options, &stop).map(|(_, w)| w)
@@ -342,34 +353,6 @@ struct Side<'a> {
     left_out: bool,
     start: usize,
     len: usize,
-}
-
-/// A [`Side`] read in a digit order (see [`super::digit_order::InOrder`]), owning both.
-struct InOrderOwned<'a> {
-    side: Side<'a>,
-    order: DigitOrder,
-}
-
-impl format::Values for InOrderOwned<'_> {
-    fn len(&self) -> usize {
-        self.order.size() as usize
-    }
-
-    fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
-        super::digit_order::InOrder {
-            values: &self.side,
-            order: &self.order,
-        }
-        .read_into(range, out);
-    }
-
-    /// The side's, counted in scheme 1's order (in runs: a tenth of the time), and the
-    /// numbers that name no position as unused.
-    fn frequencies(&self) -> Vec<u64> {
-        let mut freq = self.side.frequencies();
-        freq[usize::from(format::UNUSED)] += self.order.size() - self.side.len as u64;
-        freq
-    }
 }
 
 impl super::digit_order::ValueAt for Side<'_> {
