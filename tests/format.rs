@@ -805,6 +805,7 @@ fn measure() {
                 block_bytes,
                 zstd_level: level,
                 min_symbol_bits: min_bits,
+                sparse: None,
             };
             let path = dir.path().join("m");
             let s = write_table_with(&path, &meta(Metric::Wdl, "KRvK"), values, &options).unwrap();

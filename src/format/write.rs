@@ -60,7 +60,26 @@ pub struct WriteOptions {
     pub zstd_level: i32,
     /// Smallest symbol width to use (1, 2, 4, 8 or 16); e.g. 8 turns bit packing off.
     pub min_symbol_bits: u8,
+    /// How to write values that are mostly unused (at least [`SPARSE_UNUSED`] of them);
+    /// `None`: as the others.
+    pub sparse: Option<SparseOptions>,
 }
+
+/// [`WriteOptions`] of values that are mostly unused: their blocks compress to so little
+/// that fewer, larger ones are smaller (fewer offset entries, zstd frame headers and
+/// tables, and matches into a longer past), and cost less to compress harder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SparseOptions {
+    /// In place of [`WriteOptions::block_bytes`].
+    pub block_bytes: usize,
+    /// In place of [`WriteOptions::zstd_level`].
+    pub zstd_level: i32,
+}
+
+/// The share of unused values, in 256ths, from which values are sparse
+/// ([`WriteOptions::sparse`]) and a block's unused slots are also tried
+/// filled along a period ([`Values::fill_periods`]).
+pub const SPARSE_UNUSED: u64 = 192;
 
 impl Default for WriteOptions {
     fn default() -> WriteOptions {
@@ -68,6 +87,7 @@ impl Default for WriteOptions {
             block_bytes: DEFAULT_BLOCK_BYTES,
             zstd_level: DEFAULT_ZSTD_LEVEL,
             min_symbol_bits: 1,
+            sparse: None,
         }
     }
 }
@@ -114,6 +134,13 @@ pub trait Values: Sync {
         for &v in &values {
             freq[usize::from(v)] += 1;
         }
+    }
+
+    /// Periods (in values) along which the values repeat, as the sizes of the fastest
+    /// digits of their numbering: a block with unused slots is also tried with each
+    /// unused slot filled from the slot one period before, and the smallest kept.
+    fn fill_periods(&self) -> Vec<usize> {
+        Vec::new()
     }
 
     /// How many times each value occurs in all of them (2^16 counts): by
@@ -276,24 +303,32 @@ pub fn write_smaller_until(
     for (i, (_, values, weight)) in candidates.iter().enumerate() {
         let sampled = WriteOptions {
             zstd_level: options.zstd_level.min(SAMPLE_LEVEL),
+            sparse: options.sparse.as_ref().map(|o| SparseOptions {
+                zstd_level: o.zstd_level.min(SAMPLE_LEVEL),
+                ..o.clone()
+            }),
             ..options.clone()
         };
         let encoding = analyze(*values, &sampled).map_err(|e| e.at(path))?;
-        let mut sampled_bytes = 0u64;
-        compress_blocks(
-            *values,
-            &encoding,
-            sampled.zstd_level,
-            SAMPLE_EVERY,
-            BATCH_BYTES,
-            stop,
-            |block| {
-                sampled_bytes += block.len() as u64;
-                Ok(())
-            },
-        )
+        // every block of a file of few (a sample of two blocks of ten misjudged KNvKQ's
+        // DTZ candidates by a tenth), and the sample scaled to the whole: candidates may
+        // differ in blocks ([`WriteOptions::sparse`])
+        let blocks = u64::from(encoding.block_count);
+        let every = if blocks < 4 * SAMPLE_EVERY as u64 {
+            1
+        } else {
+            SAMPLE_EVERY
+        };
+        let (mut sampled_bytes, mut sampled_blocks) = (0u64, 0u64);
+        compress_blocks(*values, &encoding, every, BATCH_BYTES, stop, |block| {
+            sampled_bytes += block.len() as u64;
+            sampled_blocks += 1;
+            Ok(())
+        })
         .map_err(|e| e.at(path))?;
-        let bytes = weight * sampled_bytes;
+        let whole =
+            u128::from(sampled_bytes) * u128::from(blocks) / u128::from(sampled_blocks.max(1));
+        let bytes = u64::try_from(u128::from(*weight) * whole).unwrap_or(u64::MAX);
         if best.is_none_or(|b| bytes < b.1) {
             best = Some((i, bytes));
         }
@@ -332,8 +367,12 @@ fn check_input(path: &Path, meta: &TableMeta, options: &WriteOptions) -> Result<
             meta.extra.len()
         )));
     }
-    if !(1..=22).contains(&options.zstd_level) {
-        return Err(invalid(format!("zstd level {}", options.zstd_level)));
+    let levels =
+        std::iter::once(options.zstd_level).chain(options.sparse.iter().map(|o| o.zstd_level));
+    for level in levels {
+        if !(1..=22).contains(&level) {
+            return Err(invalid(format!("zstd level {level}")));
+        }
     }
 
     Ok(())
@@ -415,25 +454,17 @@ fn write_file<V: Values + ?Sized>(
     io::copy(&mut io::repeat(0).take(layout.blocks_offset), &mut w).map_err(io_err)?;
     let mut entries = Vec::with_capacity(encoding.block_count as usize);
     let mut offset = layout.blocks_offset;
-    compress_blocks(
-        values,
-        &encoding,
-        options.zstd_level,
-        1,
-        BATCH_BYTES,
-        stop,
-        |block| {
-            let compressed_len = u32::try_from(block.len())
-                .map_err(|_| EncodeError::Invalid("block too large".into()))?;
-            entries.push(BlockEntry {
-                offset,
-                compressed_len,
-                checksum: crc32fast::hash(block),
-            });
-            offset += u64::from(compressed_len);
-            w.write_all(block).map_err(EncodeError::Io)
-        },
-    )
+    compress_blocks(values, &encoding, 1, BATCH_BYTES, stop, |block| {
+        let compressed_len = u32::try_from(block.len())
+            .map_err(|_| EncodeError::Invalid("block too large".into()))?;
+        entries.push(BlockEntry {
+            offset,
+            compressed_len,
+            checksum: crc32fast::hash(block),
+        });
+        offset += u64::from(compressed_len);
+        w.write_all(block).map_err(EncodeError::Io)
+    })
     .map_err(|e| e.at(path))?;
     let bytes = assemble(
         meta,
@@ -521,6 +552,8 @@ struct Encoding {
     block_values: u32,
     block_count: u32,
     unused: u64,
+    /// zstd level of the blocks.
+    level: i32,
 }
 
 /// Bytes of packed symbols [`compress_blocks`] compresses at a time (at least two blocks a
@@ -586,7 +619,12 @@ fn analyze<V: Values + ?Sized>(
         .find(|&b| b >= options.min_symbol_bits && symbols.len() <= 1 << b)
         .unwrap_or(16);
 
-    let clamped = options.block_bytes.clamp(64, MAX_BLOCK_BYTES as usize);
+    let sparse = unused.saturating_mul(256) >= (len as u64).saturating_mul(SPARSE_UNUSED);
+    let (block_bytes, level) = match &options.sparse {
+        Some(o) if sparse => (o.block_bytes, o.zstd_level),
+        _ => (options.block_bytes, options.zstd_level),
+    };
+    let clamped = block_bytes.clamp(64, MAX_BLOCK_BYTES as usize);
     let block_bytes = 1usize << (usize::BITS - 1 - clamped.leading_zeros());
     let block_values = u32::try_from(block_bytes * 8 / usize::from(bits))
         .map_err(|_| EncodeError::Invalid("block too large".to_string()))?;
@@ -600,6 +638,7 @@ fn analyze<V: Values + ?Sized>(
         block_values,
         block_count,
         unused,
+        level,
     })
 }
 
@@ -610,7 +649,6 @@ fn analyze<V: Values + ?Sized>(
 fn compress_blocks<V: Values + ?Sized>(
     values: &V,
     e: &Encoding,
-    level: i32,
     every: usize,
     batch_bytes: usize,
     stop: Stop<'_>,
@@ -621,6 +659,7 @@ fn compress_blocks<V: Values + ?Sized>(
     let every = every.max(1);
     let picked = (e.block_count as usize).div_ceil(every);
     let block_bytes = (per_block * usize::from(e.bits)).div_ceil(8).max(1);
+    let periods = values.fill_periods();
     let batch = (batch_bytes / block_bytes).max(2 * rayon::current_num_threads());
     let mut first = 0;
     while first < picked {
@@ -629,23 +668,44 @@ fn compress_blocks<V: Values + ?Sized>(
             .into_par_iter()
             .map(|k| k * every)
             .map_init(
-                || (compressor(level), Vec::new(), Vec::new()),
-                |(c, buf, chunk), b| {
+                || (compressor(e.level), None, Vec::new(), Vec::new()),
+                |(c, fast, buf, chunk), b| {
                     if stop() {
                         return Err(EncodeError::Stopped);
                     }
                     values.read_into(b * per_block..((b + 1) * per_block).min(len), chunk);
-                    pack(chunk, &e.code, e.bits, buf);
                     let c = c
                         .as_mut()
                         .map_err(|e| EncodeError::Invalid(format!("zstd compressor: {e}")))?;
+                    let zstd = |c: &mut zstd::bulk::Compressor<'_>, buf: &[u8]| {
+                        c.compress(buf)
+                            .map_err(|e| EncodeError::Invalid(format!("zstd: {e}")))
+                    };
+                    // a block mostly unused: the fill of its unused slots that compresses
+                    // best at a fast level
+                    let unused = chunk.iter().filter(|&&v| v == UNUSED).count() as u64;
+                    let mut fill = None;
+                    if !periods.is_empty() && unused * 256 >= chunk.len() as u64 * SPARSE_UNUSED {
+                        let fast = fast
+                            .get_or_insert_with(|| compressor(FILL_LEVEL))
+                            .as_mut()
+                            .map_err(|e| EncodeError::Invalid(format!("zstd compressor: {e}")))?;
+                        pack(chunk, &e.code, e.bits, None, buf);
+                        let mut best = zstd(fast, buf)?.len();
+                        for &p in &periods {
+                            pack(chunk, &e.code, e.bits, Some(p), buf);
+                            let size = zstd(fast, buf)?.len();
+                            if size < best {
+                                (best, fill) = (size, Some(p));
+                            }
+                        }
+                    }
+                    pack(chunk, &e.code, e.bits, fill, buf);
                     // The compressor returns a buffer of zstd's bound (more than the
                     // block's bytes): keep only what it holds until it is written (when
                     // a file's blocks were all held, this took KRQvKR's peak from 887 to
                     // 736 MB).
-                    let mut block = c
-                        .compress(buf)
-                        .map_err(|e| EncodeError::Invalid(format!("zstd: {e}")))?;
+                    let mut block = zstd(c, buf)?;
                     block.shrink_to_fit();
                     Ok(block)
                 },
@@ -659,6 +719,10 @@ fn compress_blocks<V: Values + ?Sized>(
     Ok(())
 }
 
+/// zstd level at which [`compress_blocks`] chooses how to fill a block's unused slots
+/// ([`Values::fill_periods`]), before it compresses the block at the file's.
+const FILL_LEVEL: i32 = 3;
+
 fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
     let mut c = zstd::bulk::Compressor::new(level)?;
     // The offset table has the lengths and checksums; the reader knows the sizes.
@@ -669,8 +733,9 @@ fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
 }
 
 /// Packs one block of values as symbols into `out`. An [`UNUSED`] slot repeats the symbol
-/// before it, or at the start of the block the first used symbol after it.
-fn pack(chunk: &[u16], code: &[u16], bits: u8, out: &mut Vec<u8>) {
+/// `period` slots before it (with `None`, or in the block's first period, the one before
+/// it), or at the start of the block the first used symbol after it.
+fn pack(chunk: &[u16], code: &[u16], bits: u8, period: Option<usize>, out: &mut Vec<u8>) {
     out.clear();
     let len = packed_len(chunk.len() as u64, bits).unwrap_or(0) as usize;
     out.resize(len, 0);
@@ -678,13 +743,20 @@ fn pack(chunk: &[u16], code: &[u16], bits: u8, out: &mut Vec<u8>) {
         .iter()
         .find(|&&v| v != UNUSED)
         .map_or(0, |&v| code[usize::from(v)]);
+    let mut syms = Vec::new();
     for (i, &v) in chunk.iter().enumerate() {
         let s = if v == UNUSED {
-            prev
+            match period {
+                Some(p) if i >= p => syms[i - p],
+                _ => prev,
+            }
         } else {
             code[usize::from(v)]
         };
         prev = s;
+        if period.is_some() {
+            syms.push(s);
+        }
         match bits {
             16 => {
                 // Byte planes: the high bytes (mostly zero, as symbols are ranked by
@@ -872,14 +944,119 @@ mod tests {
         code[10] = 1;
         code[20] = 2;
         let mut out = Vec::new();
-        pack(&[UNUSED, 20, UNUSED, 10, 10], &code, 2, &mut out);
+        pack(&[UNUSED, 20, UNUSED, 10, 10], &code, 2, None, &mut out);
         // Symbols 2, 2, 2, 1, 1 -> bits 10 10 10 01 | 01.
         assert_eq!(out, [0b01_10_10_10, 0b01]);
-        pack(&[UNUSED, UNUSED], &code, 8, &mut out);
+        pack(&[UNUSED, UNUSED], &code, 8, None, &mut out);
         assert_eq!(out, [0, 0]);
         code[30] = 0x0102;
-        pack(&[20, 10, 30], &code, 16, &mut out);
+        pack(&[20, 10, 30], &code, 16, None, &mut out);
         assert_eq!(out, [2, 1, 2, 0, 0, 1]);
+        // from one period before, the first period as without one
+        pack(
+            &[20, UNUSED, 10, UNUSED, UNUSED],
+            &code,
+            8,
+            Some(2),
+            &mut out,
+        );
+        assert_eq!(out, [2, 2, 1, 2, 1]);
+    }
+
+    /// Values in rows of 64 that repeat, most of them unused.
+    struct Rows(Vec<u16>, Vec<usize>);
+
+    impl Values for Rows {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+
+        fn read_into(&self, range: std::ops::Range<usize>, out: &mut Vec<u16>) {
+            self.0.read_into(range, out);
+        }
+
+        fn fill_periods(&self) -> Vec<usize> {
+            self.1.clone()
+        }
+    }
+
+    /// Unused slots filled from a row before make a file of repeating rows far smaller
+    /// than filled from the slot before, and it reads back as its values.
+    #[test]
+    fn unused_slots_filled_along_a_period_when_that_is_smaller() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tb");
+        let mut x = 99u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let row: Vec<u16> = (0..64).map(|_| (next() % 6) as u16).collect();
+        let values: Vec<u16> = (0..1 << 20)
+            .map(|i| {
+                if next() % 10 == 0 {
+                    row[i % 64]
+                } else {
+                    UNUSED
+                }
+            })
+            .collect();
+        let options = WriteOptions {
+            block_bytes: 16 << 10,
+            ..WriteOptions::default()
+        };
+        let mut sizes = Vec::new();
+        for periods in [vec![], vec![64], vec![7, 64 * 64, 64]] {
+            let w =
+                write_table_with(&path, &meta(), &Rows(values.clone(), periods), &options).unwrap();
+            let back = TableFile::open(&path).unwrap().read_all().unwrap();
+            for (v, b) in values.iter().zip(&back) {
+                assert!(*v == UNUSED || v == b);
+            }
+            sizes.push(w.file_bytes);
+        }
+        assert!(sizes[1] * 4 < sizes[0], "{sizes:?}");
+        assert!(sizes[2] <= sizes[1], "{sizes:?}");
+    }
+
+    /// Values at least three quarters unused are written in the sparse options' blocks,
+    /// others in the usual ones; a sparse level out of range is refused.
+    #[test]
+    fn mostly_unused_values_are_written_with_the_sparse_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tb");
+        let mut options = WriteOptions {
+            block_bytes: 1 << 10,
+            sparse: Some(SparseOptions {
+                block_bytes: 4 << 10,
+                zstd_level: 19,
+            }),
+            ..WriteOptions::default()
+        };
+        // one used in 4 (exactly three quarters unused), one in 3, one in 2
+        for (used_every, sparse) in [(4, true), (3, false), (2, false)] {
+            let values: Vec<u16> = (0..100_000u32)
+                .map(|i| {
+                    if i % used_every == 0 {
+                        (i % 7) as u16
+                    } else {
+                        UNUSED
+                    }
+                })
+                .collect();
+            let w = write_table_with(&path, &meta(), &values, &options).unwrap();
+            let block_bytes = w.block_values as usize * usize::from(w.symbol_bits) / 8;
+            assert_eq!(block_bytes, if sparse { 4 << 10 } else { 1 << 10 });
+            let back = TableFile::open(&path).unwrap().read_all().unwrap();
+            for (v, b) in values.iter().zip(&back) {
+                assert!(*v == UNUSED || v == b);
+            }
+        }
+        options.sparse.as_mut().unwrap().zstd_level = 23;
+        let err = write_table_with(&path, &meta(), &[1u16, 2], &options).unwrap_err();
+        assert!(err.to_string().contains("zstd level 23"), "{err}");
     }
 
     #[test]
@@ -889,12 +1066,13 @@ mod tests {
         let values: Vec<u16> = (0..n as u32).map(|i| ((i * 7919) % 13) as u16).collect();
         let options = WriteOptions {
             block_bytes: 256,
+            zstd_level: 3,
             ..WriteOptions::default()
         };
         let e = analyze(&values[..], &options).unwrap();
         let blocks = |batch_bytes, every| {
             let mut out: Vec<Vec<u8>> = Vec::new();
-            compress_blocks(&values[..], &e, 3, every, batch_bytes, &|| false, |b| {
+            compress_blocks(&values[..], &e, every, batch_bytes, &|| false, |b| {
                 out.push(b.to_vec());
                 Ok(())
             })
@@ -916,6 +1094,7 @@ mod tests {
             &values[3 * per_block..4 * per_block],
             &e.code,
             e.bits,
+            None,
             &mut packed,
         );
         assert_eq!(third, packed);

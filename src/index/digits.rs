@@ -165,6 +165,15 @@ impl DigitOrder {
         &self.order
     }
 
+    /// The size of each digit, in the order (the most significant first).
+    #[must_use]
+    pub fn radices(&self) -> Vec<u64> {
+        self.order
+            .iter()
+            .map(|&d| self.radix[usize::from(d)])
+            .collect()
+    }
+
     /// Number of indices in this order (more than scheme 1's: some name no position).
     #[must_use]
     pub fn size(&self) -> u64 {
