@@ -713,6 +713,19 @@ impl TableIndex {
         self.size
     }
 
+    /// The place values of the second and third fastest digits: a row and a plane of the
+    /// numbering (the shahs' digit after the groups'), along which a file's unused slots
+    /// may be filled ([`crate::format::Values::fill_periods`]).
+    #[must_use]
+    pub fn fill_periods(&self) -> Vec<usize> {
+        let mut weights: Vec<u64> = self.groups.iter().map(|g| g.weight).collect();
+        weights.push(self.rest);
+        weights.retain(|&w| w > 1);
+        weights.sort_unstable();
+        weights.dedup();
+        weights.into_iter().take(2).map(|w| w as usize).collect()
+    }
+
     /// The index scheme (1 or 2, see the module documentation): 2 only where it differs
     /// from 1 (a lone pawn, or a pair of like pawns).
     #[must_use]
@@ -1823,6 +1836,17 @@ mod tests {
                 c += step;
             }
         }
+    }
+
+    /// A row is the fastest group's size, a plane the two fastest groups'.
+    #[test]
+    fn fill_periods_are_a_row_and_a_plane() {
+        let periods = |name: &str| {
+            TableIndex::new(name.parse::<Material>().unwrap().normalized()).fill_periods()
+        };
+        assert_eq!(periods("KRvKN"), [64, 64 * 64]);
+        assert_eq!(periods("KRRvKN"), [64, 64 * 2016]);
+        assert_eq!(periods("KRNvKB"), [64, 64 * 64]);
     }
 
     #[test]

@@ -279,6 +279,8 @@ pub(super) fn write_dtz_values(
         ..format::WriteOptions::default()
     };
     let path = table_path(dir, t.material, t.rules, Metric::Dtz);
+    let index = TableIndex::new(t.material);
+    let periods = index.fill_periods();
     let side = |start, left_out: bool| Side {
         plies: t.plies,
         ply: t.ply,
@@ -286,12 +288,12 @@ pub(super) fn write_dtz_values(
         left_out,
         start,
         len: half,
+        periods: &periods,
     };
     // the digit order of each side with and without its wins by a zeroing move, chosen
     // on those values (the orders best for the two differ: KNvKB's Black to move, with
     // them the Black pieces first and the White shah last, without them the White shah
     // first)
-    let index = TableIndex::new(t.material);
     let order_of = |start, left_out| {
         if t.ply.is_none() {
             return Ok(None);
@@ -367,6 +369,8 @@ struct Side<'a> {
     left_out: bool,
     start: usize,
     len: usize,
+    /// [`format::Values::fill_periods`] in scheme 1's order.
+    periods: &'a [usize],
 }
 
 impl super::digit_order::ValueAt for Side<'_> {
@@ -420,6 +424,10 @@ impl format::Values for Side<'_> {
                 }
             }
         }
+    }
+
+    fn fill_periods(&self) -> Vec<usize> {
+        self.periods.to_vec()
     }
 }
 
