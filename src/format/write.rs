@@ -136,9 +136,11 @@ pub trait Values: Sync {
         }
     }
 
-    /// Periods (in values) along which the values repeat, as the sizes of the fastest
-    /// digits of their numbering: a block with unused slots is also tried with each
-    /// unused slot filled from the slot one period before, and the smallest kept.
+    /// Periods (in values) along which the values repeat, as the place values of the
+    /// digits of their numbering after the fastest: a block at least [`SPARSE_UNUSED`]
+    /// unused is also packed with its unused slots filled from the slot one period
+    /// before, for each period, and the packing that compresses smallest at
+    /// [`FILL_LEVEL`] is kept (unused slots are never read, so a reader needs nothing).
     fn fill_periods(&self) -> Vec<usize> {
         Vec::new()
     }
