@@ -390,6 +390,49 @@ fn a_sample_finds_a_damaged_table() {
     );
 }
 
+/// A whole verify (which reads its own table's DTM codes once instead of probing them)
+/// finds a single win made two plies longer, and names that position.
+#[test]
+fn a_whole_verify_finds_one_altered_value() {
+    use shatranj_tb::format::{self, TableFile};
+    let m: Material = "KRvKR".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (wdl0, dtm0) = paths(default_tables(), m, RuleSet::default());
+    let (wdl, dtm) = paths(dir.path(), m, RuleSet::default());
+    std::fs::copy(wdl0, wdl).unwrap();
+    let file = TableFile::open(&dtm0).unwrap();
+    let mut codes = file.read_all().unwrap();
+    let index = TableIndex::new(m);
+    let (slot, pos, plies) = (0..index.size())
+        .find_map(|i| {
+            let code = codes[i as usize];
+            if code == format::UNUSED {
+                return None;
+            }
+            let Value::Win(plies) = Value::from_dtm_code(code) else {
+                return None;
+            };
+            let board = index.decode(i)?;
+            let pos = Position::from_board(board, Color::White).ok()?;
+            (plies >= 5 && index.encode(&board) == Some(i)).then_some((i, pos, plies))
+        })
+        .expect("a win of 5 plies or more");
+    codes[slot as usize] = Value::Win(plies + 2).to_dtm_code().unwrap();
+    format::write_table_with(&dtm, file.meta(), &codes, &format::WriteOptions::default()).unwrap();
+    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let report = verify(&tb, m, &NoProgress).unwrap();
+    let fen = pos.fen();
+    assert!(report.mismatch_count >= 1, "{report:?}");
+    assert!(
+        report
+            .mismatches
+            .iter()
+            .any(|l| l.starts_with(&format!("{fen}: stored win in {} plies", plies + 2))),
+        "{fen} not among {:?}",
+        report.mismatches
+    );
+}
+
 /// `tables/MANIFEST` lists the CRC-32 of every file of the default set: regenerating the
 /// set must give the same bytes.
 #[test]
