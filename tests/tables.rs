@@ -355,29 +355,43 @@ fn a_five_man_table_verifies_by_sample() {
     assert_eq!(report.checked, 100_000);
 }
 
-/// A sampled verify (what `generate` runs on every table it writes, and `verify --sample`)
-/// finds a table whose wins were turned into draws.
-#[test]
-fn a_sample_finds_a_damaged_table() {
+/// A tablebase in a fresh folder holding `m`'s WDL file as generated and its DTM file
+/// with its codes (slot order) changed by `change`.
+fn with_dtm_codes_changed(
+    m: Material,
+    change: impl FnOnce(&mut [u16]),
+) -> (tempfile::TempDir, Tablebase) {
     use shatranj_tb::format::{self, TableFile};
-    let m: Material = "KRvKN".parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (wdl0, dtm0) = paths(default_tables(), m, RuleSet::default());
     let (wdl, dtm) = paths(dir.path(), m, RuleSet::default());
     std::fs::copy(wdl0, wdl).unwrap();
     let file = TableFile::open(&dtm0).unwrap();
-    let draw = Value::Draw.to_dtm_code().unwrap();
     let mut codes = file.read_all().unwrap();
-    let mut changed = 0;
-    for c in &mut codes {
-        if *c != format::UNUSED && matches!(Value::from_dtm_code(*c), Value::Win(_)) {
-            *c = draw;
-            changed += 1;
-        }
-    }
-    assert!(changed > 1_000_000, "{changed}");
+    change(&mut codes);
     format::write_table_with(&dtm, file.meta(), &codes, &format::WriteOptions::default()).unwrap();
     let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    (dir, tb)
+}
+
+/// A sampled verify (what `generate` runs on every table it writes, and `verify --sample`)
+/// finds a table whose wins were turned into draws.
+#[test]
+fn a_sample_finds_a_damaged_table() {
+    let m: Material = "KRvKN".parse().unwrap();
+    let draw = Value::Draw.to_dtm_code().unwrap();
+    let (_dir, tb) = with_dtm_codes_changed(m, |codes| {
+        let mut changed = 0;
+        for c in codes {
+            if *c != shatranj_tb::format::UNUSED
+                && matches!(Value::from_dtm_code(*c), Value::Win(_))
+            {
+                *c = draw;
+                changed += 1;
+            }
+        }
+        assert!(changed > 1_000_000, "{changed}");
+    });
     let report = verify_with(&tb, m, Some((2_000, 1)), &NoProgress).unwrap();
     assert_eq!(report.checked, 2_000);
     assert!(report.mismatch_count > 100, "{report:?}");
@@ -394,32 +408,28 @@ fn a_sample_finds_a_damaged_table() {
 /// finds a single win made two plies longer, and names that position.
 #[test]
 fn a_whole_verify_finds_one_altered_value() {
-    use shatranj_tb::format::{self, TableFile};
     let m: Material = "KRvKR".parse().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (wdl0, dtm0) = paths(default_tables(), m, RuleSet::default());
-    let (wdl, dtm) = paths(dir.path(), m, RuleSet::default());
-    std::fs::copy(wdl0, wdl).unwrap();
-    let file = TableFile::open(&dtm0).unwrap();
-    let mut codes = file.read_all().unwrap();
     let index = TableIndex::new(m);
-    let (slot, pos, plies) = (0..index.size())
-        .find_map(|i| {
-            let code = codes[i as usize];
-            if code == format::UNUSED {
-                return None;
-            }
-            let Value::Win(plies) = Value::from_dtm_code(code) else {
-                return None;
-            };
-            let board = index.decode(i)?;
-            let pos = Position::from_board(board, Color::White).ok()?;
-            (plies >= 5 && index.encode(&board) == Some(i)).then_some((i, pos, plies))
-        })
-        .expect("a win of 5 plies or more");
-    codes[slot as usize] = Value::Win(plies + 2).to_dtm_code().unwrap();
-    format::write_table_with(&dtm, file.meta(), &codes, &format::WriteOptions::default()).unwrap();
-    let tb = Tablebase::open(dir.path(), RuleSet::default()).unwrap();
+    let mut altered = None;
+    let (_dir, tb) = with_dtm_codes_changed(m, |codes| {
+        let (slot, pos, plies) = (0..index.size())
+            .find_map(|i| {
+                let code = codes[i as usize];
+                if code == shatranj_tb::format::UNUSED {
+                    return None;
+                }
+                let Value::Win(plies) = Value::from_dtm_code(code) else {
+                    return None;
+                };
+                let board = index.decode(i)?;
+                let pos = Position::from_board(board, Color::White).ok()?;
+                (plies >= 5 && index.encode(&board) == Some(i)).then_some((i, pos, plies))
+            })
+            .expect("a win of 5 plies or more");
+        codes[slot as usize] = Value::Win(plies + 2).to_dtm_code().unwrap();
+        altered = Some((pos, plies));
+    });
+    let (pos, plies) = altered.unwrap();
     let report = verify(&tb, m, &NoProgress).unwrap();
     let fen = pos.fen();
     assert!(report.mismatch_count >= 1, "{report:?}");
