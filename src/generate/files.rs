@@ -1188,6 +1188,11 @@ pub fn verify_with(
     verify_sampled(tb, material, sample.map(|(n, seed)| (n, seed, 1)), progress)
 }
 
+/// Positions of a sample one task checks. In chunks of 16,384 (a whole verify's), the
+/// check after writing (20,000 positions) was two tasks of 16,384 and 3,616, one core of
+/// two idle for most of it: on KNPvKB (2 cores) it took 17.4 s, in tasks of 1,024 8.6 s.
+const SAMPLE_CHUNK: u64 = 1 << 10;
+
 /// [`verify_with`], its sample `Some((n, seed, run))` drawn in runs of `run` consecutive
 /// slots: a run's positions and their children share the blocks a probe decompresses
 /// (the check after writing, [`WRITE_CHECK_RUN`]).
@@ -1215,12 +1220,13 @@ fn verify_sampled(
     } else {
         None
     };
-    let chunk = 1u64 << 14;
-    // chunks of slots (a whole verify), or chunks of draws (a sample)
-    let (chunks, work) = match sample {
-        None => ((2 * n).div_ceil(chunk), 2 * n),
-        Some((count, _, _)) => (count.div_ceil(chunk), count),
+    // chunks of slots (a whole verify), or chunks of draws (a sample: smaller, so that
+    // the threads share its work, see [`SAMPLE_CHUNK`])
+    let (chunk, work) = match sample {
+        None => (1u64 << 14, 2 * n),
+        Some((count, _, _)) => (SAMPLE_CHUNK, count),
     };
+    let chunks = work.div_ceil(chunk);
     progress.begin(&format!("verify {stored}"), work);
     let results: Vec<Result<ChunkReport, ProbeError>> = (0..chunks)
         .into_par_iter()
@@ -1384,8 +1390,25 @@ struct Probes<'a> {
 }
 
 impl Probes<'_> {
-    /// [`Tablebase::value`], from the codes read whole for a position of their table.
-    fn value(self, pos: &Position) -> Result<Value, ProbeError> {
+    /// The slot of `pos` in the table verified (as [`stored_slot`] numbers them), if it
+    /// is one of its positions and the verification reads that table's codes or keeps
+    /// its memo: what [`Probes::value`] and [`Probes::dtz`] look it up by, so that a child
+    /// of a whole verify is encoded once for both.
+    fn own_slot(self, pos: &Position) -> Option<u64> {
+        let (stored, index) = match (self.own, self.memo) {
+            (Some(own), _) => (own.stored, &own.index),
+            (None, Some(memo)) => (memo.stored, &memo.index),
+            (None, None) => return None,
+        };
+        let m = pos_material(pos);
+        (m.normalized() == stored)
+            .then(|| stored_slot(index, m, pos))
+            .flatten()
+    }
+
+    /// [`Tablebase::value`] of `pos`, from the codes read whole if `slot` is its
+    /// [`Probes::own_slot`].
+    fn value(self, pos: &Position, slot: Option<u64>) -> Result<Value, ProbeError> {
         let Some(own) = self.own else {
             return self.tb.value(pos);
         };
@@ -1393,34 +1416,24 @@ impl Probes<'_> {
         if let Some(v) = Value::of_decided(pos, self.tb.rules()) {
             return Ok(v);
         }
-        let m = pos_material(pos);
-        let slot = (m.normalized() == own.stored)
-            .then(|| stored_slot(&own.index, m, pos))
-            .flatten();
         match slot {
             Some(s) => Tablebase::dtm_code_value(&own.path, s, own.codes[s as usize]),
             None => self.tb.value(pos),
         }
     }
 
-    /// [`Tablebase::dtz`], through the memo for a position of its table.
-    fn dtz(self, pos: &Position) -> Result<Dtz, ProbeError> {
-        let Some(memo) = self.memo else {
-            return self.tb.dtz(pos);
-        };
-        let m = pos_material(pos);
-        let slot = (m.normalized() == memo.stored)
-            .then(|| stored_slot(&memo.index, m, pos))
-            .flatten();
-        let Some(slot) = slot else {
-            return self.tb.dtz(pos);
+    /// [`Tablebase::dtz`] of the position `pos` makes, through the memo if `slot` is its
+    /// [`Probes::own_slot`] (a memo that has it needs no position).
+    fn dtz(self, pos: impl FnOnce() -> Position, slot: Option<u64>) -> Result<Dtz, ProbeError> {
+        let (Some(memo), Some(slot)) = (self.memo, slot) else {
+            return self.tb.dtz(&pos());
         };
         let cell = &memo.codes[slot as usize];
         let code = cell.load(Ordering::Relaxed);
         if code != 0 {
             return Ok(DtzMemo::decode(code));
         }
-        let d = self.tb.dtz(pos)?;
+        let d = self.tb.dtz(&pos())?;
         if let Some(code) = DtzMemo::code(d) {
             cell.store(code, Ordering::Relaxed);
         }
@@ -1430,16 +1443,17 @@ impl Probes<'_> {
 
 /// One position of a verification: `None` when the files hold the value its children
 /// give (and the WDL file agrees with the DTM file), else a line saying what differs.
-/// `children` is scratch space for the children's values.
+/// `children` is scratch space for the children's values and [`Probes::own_slot`]s.
 fn check_position(
     probes: Probes<'_>,
     pos: &Position,
     rules: RuleSet,
     moves: &mut MoveList,
-    children: &mut Vec<Value>,
+    children: &mut Vec<(Value, Option<u64>)>,
 ) -> Result<Option<String>, ProbeError> {
     let tb = probes.tb;
-    let stored_value = probes.value(pos)?;
+    let own_slot = probes.own_slot(pos);
+    let stored_value = probes.value(pos, own_slot)?;
     let stored_wdl = tb.wdl(pos)?;
     pos.legal_moves_into(moves);
     children.clear();
@@ -1448,8 +1462,10 @@ fn check_position(
     } else {
         let mut best: Option<Value> = None;
         for m in moves.iter() {
-            let child = probes.value(&pos.play_unchecked(m))?;
-            children.push(child);
+            let after = pos.play_unchecked(m);
+            let slot = probes.own_slot(&after);
+            let child = probes.value(&after, slot)?;
+            children.push((child, slot));
             let v = child.parent();
             best = Some(best.map_or(v, |b| b.max(v)));
         }
@@ -1462,7 +1478,7 @@ fn check_position(
         )));
     }
     if tb.has_dtz_file(pos_material(pos)) {
-        let stored = probes.dtz(pos)?;
+        let stored = probes.dtz(|| *pos, own_slot)?;
         let derived = derived_dtz(probes, pos, rules, moves, children, stored_wdl)?;
         if stored != derived {
             return Ok(Some(format!(
@@ -1481,18 +1497,19 @@ fn pos_material(pos: &Position) -> Material {
 /// The DTZ of a position from its children (`moves` holds its legal moves): a zeroing
 /// move is valued by the child's category alone, any other by the child's DTZ.
 ///
-/// `children` holds the value of each move's child (in the order of `moves`) and `best`
+/// `children` holds the value and [`Probes::own_slot`] of each move's child (in the order
+/// of `moves`) and `best`
 /// the position's win, draw or loss they give, already checked against the files. Without
 /// the move rule a child's category is its plain win, draw or loss, and a DTZ ranks by its
 /// category first, so then only the moves of the best category are looked at, and a
 /// zeroing move among them needs no DTZ probe (a probe of a winning child looks at the
 /// child's own zeroing moves): the same answer for fewer probes.
 fn derived_dtz(
-    dtz: Probes<'_>,
+    probes: Probes<'_>,
     pos: &Position,
     rules: RuleSet,
     moves: &MoveList,
-    children: &[Value],
+    children: &[(Value, Option<u64>)],
     best: Wdl,
 ) -> Result<Dtz, ProbeError> {
     let rule = rules.move_rule;
@@ -1505,17 +1522,17 @@ fn derived_dtz(
         return Ok(Dtz::from_plies(Wdl::Draw, 0, rule));
     }
     let mut derived: Option<Dtz> = None;
-    for (m, child) in moves.iter().zip(children) {
+    for (m, &(child, slot)) in moves.iter().zip(children) {
         let zeroing = crate::probe::is_zeroing(m);
         let child_dtz = if !plain {
-            dtz.dtz(&pos.play_unchecked(m))?
+            probes.dtz(|| pos.play_unchecked(m), slot)?
         } else if child.parent().wdl() != best {
             continue;
         } else if zeroing {
             // only the category counts
             Dtz::from_plies(child.wdl(), 0, rule)
         } else {
-            dtz.dtz(&pos.play_unchecked(m))?
+            probes.dtz(|| pos.play_unchecked(m), slot)?
         };
         let v = crate::probe::dtz_of_move(zeroing, child_dtz, rule);
         if derived.is_none_or(|b| v.rank() > b.rank()) {
