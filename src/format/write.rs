@@ -81,6 +81,13 @@ pub struct SparseOptions {
 /// filled along a period ([`Values::fill_periods`]).
 pub const SPARSE_UNUSED: u64 = 192;
 
+/// Whether `unused` values of `len` are at least [`SPARSE_UNUSED`] of them: a file's (its
+/// blocks then take [`WriteOptions::sparse`]) or a block's (its unused slots are then
+/// tried filled along a period).
+fn mostly_unused(unused: u64, len: u64) -> bool {
+    unused.saturating_mul(256) >= len.saturating_mul(SPARSE_UNUSED)
+}
+
 impl Default for WriteOptions {
     fn default() -> WriteOptions {
         WriteOptions {
@@ -621,7 +628,7 @@ fn analyze<V: Values + ?Sized>(
         .find(|&b| b >= options.min_symbol_bits && symbols.len() <= 1 << b)
         .unwrap_or(16);
 
-    let sparse = unused.saturating_mul(256) >= (len as u64).saturating_mul(SPARSE_UNUSED);
+    let sparse = mostly_unused(unused, len as u64);
     let (block_bytes, level) = match &options.sparse {
         Some(o) if sparse => (o.block_bytes, o.zstd_level),
         _ => (options.block_bytes, options.zstd_level),
@@ -687,7 +694,7 @@ fn compress_blocks<V: Values + ?Sized>(
                     // best at a fast level
                     let unused = chunk.iter().filter(|&&v| v == UNUSED).count() as u64;
                     let mut fill = None;
-                    if !periods.is_empty() && unused * 256 >= chunk.len() as u64 * SPARSE_UNUSED {
+                    if !periods.is_empty() && mostly_unused(unused, chunk.len() as u64) {
                         let fast = fast
                             .get_or_insert_with(|| compressor(FILL_LEVEL))
                             .as_mut()
