@@ -1498,12 +1498,12 @@ fn pos_material(pos: &Position) -> Material {
 /// move is valued by the child's category alone, any other by the child's DTZ.
 ///
 /// `children` holds the value and [`Probes::own_slot`] of each move's child (in the order
-/// of `moves`) and `best`
-/// the position's win, draw or loss they give, already checked against the files. Without
-/// the move rule a child's category is its plain win, draw or loss, and a DTZ ranks by its
-/// category first, so then only the moves of the best category are looked at, and a
-/// zeroing move among them needs no DTZ probe (a probe of a winning child looks at the
-/// child's own zeroing moves): the same answer for fewer probes.
+/// of `moves`) and `best` the position's win, draw or loss they give, already checked
+/// against the files. Without the move rule a child's category is its plain win, draw or
+/// loss, and a DTZ ranks by its category first, so then only the moves of the best
+/// category are looked at, and a zeroing move among them needs no DTZ probe (a probe of a
+/// winning child looks at the child's own zeroing moves): the same answer for fewer
+/// probes.
 fn derived_dtz(
     probes: Probes<'_>,
     pos: &Position,
