@@ -1209,7 +1209,7 @@ fn verify_sampled(
     let rules = tb.rules();
     let sample = sample.filter(|&(count, _, _)| count < 2 * n);
     let whole = sample.is_none() && 2 * n <= DtzMemo::MAX_SLOTS;
-    let memo = (whole && tb.has_dtz_file(stored)).then(|| DtzMemo::new(stored, &index));
+    let memo = (whole && tb.has_dtz_file(stored)).then(|| DtzMemo::new(&index));
     let own = if whole {
         Some(OwnCodes {
             stored,
@@ -1325,8 +1325,6 @@ fn verify_sampled(
 /// file does not hold searches that position's moves. On the 4-man tables this made a
 /// whole verify several times faster.
 struct DtzMemo {
-    stored: Material,
-    index: TableIndex,
     /// Per slot (as [`stored_slot`] numbers them), 0 until probed, else
     /// [`DtzMemo::code`] of its DTZ.
     codes: Vec<AtomicU32>,
@@ -1336,10 +1334,8 @@ impl DtzMemo {
     /// Slots of the largest table a whole verify keeps a memo of (4 bytes a slot).
     const MAX_SLOTS: u64 = 1 << 27;
 
-    fn new(stored: Material, index: &TableIndex) -> DtzMemo {
+    fn new(index: &TableIndex) -> DtzMemo {
         DtzMemo {
-            stored,
-            index: index.clone(),
             codes: (0..2 * index.size()).map(|_| AtomicU32::new(0)).collect(),
         }
     }
@@ -1391,18 +1387,14 @@ struct Probes<'a> {
 
 impl Probes<'_> {
     /// The slot of `pos` in the table verified (as [`stored_slot`] numbers them), if it
-    /// is one of its positions and the verification reads that table's codes or keeps
-    /// its memo: what [`Probes::value`] and [`Probes::dtz`] look it up by, so that a child
-    /// of a whole verify is encoded once for both.
+    /// is one of its positions and the verification is whole (it reads the table's codes,
+    /// and keeps its memo if any): what [`Probes::value`] and [`Probes::dtz`] look it up
+    /// by, so that a child is encoded once for both.
     fn own_slot(self, pos: &Position) -> Option<u64> {
-        let (stored, index) = match (self.own, self.memo) {
-            (Some(own), _) => (own.stored, &own.index),
-            (None, Some(memo)) => (memo.stored, &memo.index),
-            (None, None) => return None,
-        };
+        let own = self.own?;
         let m = pos_material(pos);
-        (m.normalized() == stored)
-            .then(|| stored_slot(index, m, pos))
+        (m.normalized() == own.stored)
+            .then(|| stored_slot(&own.index, m, pos))
             .flatten()
     }
 
