@@ -38,10 +38,11 @@ const BYTES_PER_SLOT_PAWNS: f64 = 2.5;
 /// side with the pawn loses, each of its losses must read its replies again).
 pub const DTZ_FROM_DTM_MAX_MEN: u32 = 5;
 
-/// What a DTZ started from the DTM adds a slot (its own byte a slot beside the codes).
-/// Measured with 2 threads (peak resident memory): KNBvKB 653-667 MiB, where its DTZ made
-/// in the codes' memory peaked at 431 MiB.
-const DTZ_FROM_DTM_BYTES_PER_SLOT: f64 = 1.0;
+/// What a DTZ started from the DTM adds a slot (its own byte a slot beside the codes, and
+/// a bit a slot for the positions it lowered). Measured with 2 threads (peak resident
+/// memory): KNBvKB 653-667 MiB, where its DTZ made in the codes' memory peaked at 431 MiB;
+/// with the bit, 684-690 MiB.
+const DTZ_FROM_DTM_BYTES_PER_SLOT: f64 = 1.125;
 
 /// Whether the DTZ of `material` may start from its DTM ([`DTZ_FROM_DTM_MAX_MEN`]).
 #[must_use]

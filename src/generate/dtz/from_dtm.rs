@@ -29,9 +29,10 @@
 //!
 //! Used where every leaf of a zeroing move counts 1 ply: without the move rule, or with
 //! it in the first round of a table none of whose sub-tables has cursed values. It needs
-//! the DTM codes beside the DTZ's own array of a byte a slot.
+//! the DTM codes beside the DTZ's own array of a byte a slot, and a bit a slot
+//! ([`Pending`]) for the positions lowered and not yet visited.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -54,6 +55,56 @@ const LOWERED_AT_MOST: u64 = 5;
 /// The states of this retrograde: plies up to 252 in a byte, and [`NONE`]; longer values
 /// spill.
 pub(super) const FROM_DTM_ALPHABET: Alphabet = Alphabet::new(253, &[(NONE, 1)]);
+
+/// A bit a slot: set when the slot is lowered below its DTM, cleared when the pass of its
+/// value visits it. A pass reads only the set bits of the chunks marked for it, where it
+/// read every slot of them: the lowered slots are spread over nearly every chunk, so the
+/// chunks' marks alone had each pass read the whole table.
+struct Pending<'p>(&'p [AtomicU64]);
+
+impl Pending<'_> {
+    /// Notes that `slot` was lowered to `v`: for the pass of `v`, its chunk and its bit.
+    #[inline]
+    fn lowered(&self, marks: &[Marks], slot: u64, v: u16) {
+        mark(marks, slot, u32::from(v));
+        self.0[(slot / 64) as usize].fetch_or(1 << (slot % 64), Ordering::Relaxed);
+    }
+
+    /// Calls `visit` on each slot of `run` whose bit is set and for which `at` holds, and
+    /// clears their bits; stops at the first error.
+    fn take(
+        &self,
+        run: std::ops::Range<u64>,
+        mut at: impl FnMut(u64) -> bool,
+        mut visit: impl FnMut(u64) -> Result<(), GenError>,
+    ) -> Result<(), GenError> {
+        let mut w = run.start / 64;
+        while w * 64 < run.end {
+            let base = w * 64;
+            let mut bits = self.0[w as usize].load(Ordering::Relaxed);
+            if base < run.start {
+                bits &= u64::MAX << (run.start - base);
+            }
+            if run.end - base < 64 {
+                bits &= (1u64 << (run.end - base)) - 1;
+            }
+            let mut taken = 0u64;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                if at(base + u64::from(b)) {
+                    taken |= 1 << b;
+                    visit(base + u64::from(b))?;
+                }
+            }
+            if taken != 0 {
+                self.0[w as usize].fetch_and(!taken, Ordering::Relaxed);
+            }
+            w += 1;
+        }
+        Ok(())
+    }
+}
 
 /// The plies of a DTM code of a decided slot.
 #[inline]
@@ -148,6 +199,8 @@ impl Run<'_, '_> {
         let marks: Vec<Marks> = (0..total.div_ceil(CHUNK))
             .map(|_| Marks::default())
             .collect();
+        let words = super::super::generator::zeroed::<AtomicU64>(total.div_ceil(64) as usize);
+        let pending = Pending(&words);
         let slots: u64 = self
             .chunks
             .iter()
@@ -188,7 +241,7 @@ impl Run<'_, '_> {
                                 .fetch_or(1 << (slot % 64), Ordering::Relaxed);
                             st.store(slot as usize, 1);
                             if plies > 1 {
-                                mark(&marks, slot, 1);
+                                pending.lowered(&marks, slot, 1);
                                 lowered = true;
                             }
                         }
@@ -222,7 +275,7 @@ impl Run<'_, '_> {
                         Ok(true) => {}
                         Err(e) => return g.fail(e),
                     }
-                    match self.lower_loss(slot, &st, &marks, decoder) {
+                    match self.lower_loss(slot, &st, &marks, &pending, decoder) {
                         Ok(Some(v)) => max = max.max(u32::from(v)),
                         Ok(None) => {}
                         Err(e) => return g.fail(e),
@@ -249,17 +302,21 @@ impl Run<'_, '_> {
                     }
                     let mut decoder = None;
                     let mut max = 0u32;
-                    for slot in runs.iter().flat_map(Clone::clone) {
-                        if !at_d.at(slot as usize)
-                            || u32::from(dtm_plies(dtm.load(slot as usize))) <= d
-                        {
-                            continue;
-                        }
+                    // a slot at `d` below its DTM was lowered to `d`, so its bit is set
+                    let at = |slot: u64| {
+                        at_d.at(slot as usize) && u32::from(dtm_plies(dtm.load(slot as usize))) > d
+                    };
+                    let mut visit = |slot: u64| {
                         let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
                         let read = read.get_or_insert_with(|| Decoder::new(&g.index));
-                        match self.lowered(slot, d, dtm, &st, &marks, preds, decoder, read) {
-                            Ok(m) => max = max.max(m),
-                            Err(e) => return g.fail(e),
+                        let m = self
+                            .lowered(slot, d, dtm, &st, &marks, &pending, preds, decoder, read)?;
+                        max = max.max(m);
+                        Ok(())
+                    };
+                    for run in runs {
+                        if let Err(e) = pending.take(run.clone(), at, &mut visit) {
+                            return g.fail(e);
                         }
                     }
                     self.max.fetch_max(max, Ordering::Relaxed);
@@ -313,6 +370,7 @@ impl Run<'_, '_> {
         slot: u64,
         st: &Cells,
         marks: &[Marks],
+        pending: &Pending<'_>,
         decoder: &mut Decoder,
     ) -> Result<Option<u16>, GenError> {
         let mut longest: u16 = 0;
@@ -323,7 +381,7 @@ impl Run<'_, '_> {
         let v = longest.max(1);
         let old = st.fetch_min(slot as usize, v);
         if v < old {
-            mark(marks, slot, u32::from(v));
+            pending.lowered(marks, slot, v);
             return Ok(Some(v));
         }
         Ok(None)
@@ -340,6 +398,7 @@ impl Run<'_, '_> {
         dtm: &Cells,
         st: &Cells,
         marks: &[Marks],
+        pending: &Pending<'_>,
         preds: &mut Vec<u64>,
         decoder: &mut Decoder,
         read: &mut Decoder,
@@ -357,7 +416,7 @@ impl Run<'_, '_> {
                     )));
                 }
                 if st.load(p as usize) > next && st.fetch_min(p as usize, next) > next {
-                    mark(marks, p, u32::from(next));
+                    pending.lowered(marks, p, next);
                     max = u32::from(next);
                 }
             }
@@ -371,7 +430,7 @@ impl Run<'_, '_> {
             if wdl_at(self.wdl, p) != W_LOSS || st.load(p as usize) != was {
                 continue;
             }
-            if let Some(v) = self.lower_loss(p, st, marks, read)? {
+            if let Some(v) = self.lower_loss(p, st, marks, pending, read)? {
                 max = max.max(u32::from(v));
             }
         }
