@@ -96,14 +96,21 @@ const FILE_BYTES_PER_SLOT: f64 = 0.26;
 /// Share of a table's bytes in its DTM file (0.81 on every table up to 5 men).
 const DTM_SHARE: f64 = 0.8;
 
-/// CPU seconds a slot of a table without pawns. With [`CPU_SECONDS_PER_SLOT_PAWNS`] it
-/// gives the README's figures on 2 cores: 9,090 core-seconds for every 5-man table (76
-/// minutes measured), 28 for the 4-man set (12 s measured).
-const CPU_SECONDS_PER_SLOT: f64 = 2.5e-7;
+/// CPU seconds a slot of a table without pawns, with its WDL, DTM and DTZ files written
+/// and checked. Fitted to the 40 pawnless 5-man tables, each made by `generate --no-deps`
+/// on 2 cores (user and system time): 3,469 core-seconds for their 7.7 G slots, 0.23 to
+/// 0.83 microseconds a slot (median 0.48), so a table takes 0.52 to 1.83 times its
+/// estimate. The constant before (2.5e-7) dated from before DTZ files: these tables took
+/// 1.8 times it.
+const CPU_SECONDS_PER_SLOT: f64 = 4.5e-7;
 
-/// CPU seconds a slot of a table with pawns (the seed probes promotions, the passes run
-/// longer).
-const CPU_SECONDS_PER_SLOT_PAWNS: f64 = 3.5e-7;
+/// CPU seconds a slot of a table with pawns, as [`CPU_SECONDS_PER_SLOT`]. Fitted to the
+/// last whole `--men 5` run (see docs/CLUSTER.md): its 35 tables with pawns took about
+/// 8,070 core-seconds for their 20.4 G slots, at the speed of the day the pawnless
+/// constant was fitted. They spread more widely, by how long their DTZ is: measured on 2
+/// cores, KRPvKR 0.25 microseconds a slot, KBPvKB 0.54, KBBvKP 0.80, KNBvKP 0.90, KNPvKB
+/// 0.89-0.97 (0.62 to 2.4 times their estimates). The constant before was 3.5e-7.
+const CPU_SECONDS_PER_SLOT_PAWNS: f64 = 4.0e-7;
 
 /// One job of a plan: one table.
 #[derive(Clone, Debug, PartialEq)]
