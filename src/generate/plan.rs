@@ -209,9 +209,9 @@ pub fn memory_bytes(material: Material) -> u64 {
 /// resident memory, estimates with 2 threads): KRPvKR 477 MiB (555 before) for 1.1 GiB,
 /// KQBvKB 514 MiB (605 once) for 585 MiB, KNBvKB 476 MiB (504 before) for 585 MiB,
 /// KRRvKRR 6.27 GiB for 8.0 GiB. A table of up to 5 men without pawns is counted a byte
-/// a slot more, for a DTZ that starts from its DTM ([`dtz_may_start_from_dtm`]): KNBvKB,
-/// made so, 653-667 MiB for 818 MiB (2 threads; KRQvKR, whose DTZ is made the other way,
-/// 427-430 MiB).
+/// and an eighth a slot more, for a DTZ that starts from its DTM
+/// ([`dtz_may_start_from_dtm`]): KNBvKB, made so, 684-690 MiB for 847 MiB, KQBvKB 726-735
+/// MiB for the same (2 threads; KRQvKR, whose DTZ is made the other way, 427-430 MiB).
 #[must_use]
 pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
     let n = slots(material);
