@@ -74,6 +74,11 @@ pub struct SparseOptions {
     pub block_bytes: usize,
     /// In place of [`WriteOptions::zstd_level`].
     pub zstd_level: i32,
+    /// zstd's target length (`ZSTD_c_targetLength`, 1 ..= 131,072), in place of the
+    /// level's own; `None` keeps the level's. At the optimal parsers' levels (16 and
+    /// above) a match this long is taken without looking for a longer one: a larger
+    /// value searches more and a smaller one less.
+    pub target_length: Option<u32>,
 }
 
 /// The share of unused values, in 256ths, from which values are sparse
@@ -312,8 +317,11 @@ pub fn write_smaller_until(
     for (i, (_, values, weight)) in candidates.iter().enumerate() {
         let sampled = WriteOptions {
             zstd_level: options.zstd_level.min(SAMPLE_LEVEL),
+            // a target length means something else at a sample's level (a faster parser's
+            // sampling step, or nothing): the sample keeps its level's
             sparse: options.sparse.as_ref().map(|o| SparseOptions {
                 zstd_level: o.zstd_level.min(SAMPLE_LEVEL),
+                target_length: o.target_length.filter(|_| o.zstd_level <= SAMPLE_LEVEL),
                 ..o.clone()
             }),
             ..options.clone()
@@ -382,6 +390,11 @@ fn check_input(path: &Path, meta: &TableMeta, options: &WriteOptions) -> Result<
         if !(1..=22).contains(&level) {
             return Err(invalid(format!("zstd level {level}")));
         }
+    }
+    if let Some(t) = options.sparse.as_ref().and_then(|o| o.target_length)
+        && !(1..=ZSTD_TARGET_LENGTH_MAX).contains(&t)
+    {
+        return Err(invalid(format!("zstd target length {t}")));
     }
 
     Ok(())
@@ -563,7 +576,12 @@ struct Encoding {
     unused: u64,
     /// zstd level of the blocks.
     level: i32,
+    /// zstd target length of the blocks (see [`SparseOptions::target_length`]).
+    target_length: Option<u32>,
 }
+
+/// The largest target length zstd takes (`ZSTD_TARGETLENGTH_MAX`).
+const ZSTD_TARGET_LENGTH_MAX: u32 = 1 << 17;
 
 /// Bytes of packed symbols [`compress_blocks`] compresses at a time (at least two blocks a
 /// thread): what it holds of the file in memory, besides each thread's block.
@@ -629,9 +647,9 @@ fn analyze<V: Values + ?Sized>(
         .unwrap_or(16);
 
     let sparse = mostly_unused(unused, len as u64);
-    let (block_bytes, level) = match &options.sparse {
-        Some(o) if sparse => (o.block_bytes, o.zstd_level),
-        _ => (options.block_bytes, options.zstd_level),
+    let (block_bytes, level, target_length) = match &options.sparse {
+        Some(o) if sparse => (o.block_bytes, o.zstd_level, o.target_length),
+        _ => (options.block_bytes, options.zstd_level, None),
     };
     let clamped = block_bytes.clamp(64, MAX_BLOCK_BYTES as usize);
     let block_bytes = 1usize << (usize::BITS - 1 - clamped.leading_zeros());
@@ -648,6 +666,7 @@ fn analyze<V: Values + ?Sized>(
         block_count,
         unused,
         level,
+        target_length,
     })
 }
 
@@ -677,7 +696,15 @@ fn compress_blocks<V: Values + ?Sized>(
             .into_par_iter()
             .map(|k| k * every)
             .map_init(
-                || (compressor(e.level), None, Vec::new(), Vec::new()),
+                || {
+                    let c = compressor(e.level).and_then(|mut c| {
+                        if let Some(t) = e.target_length {
+                            c.set_parameter(CParameter::TargetLength(t))?;
+                        }
+                        Ok(c)
+                    });
+                    (c, None, Vec::new(), Vec::new())
+                },
                 |(c, fast, buf, chunk), b| {
                     if stop() {
                         return Err(EncodeError::Stopped);
@@ -1041,6 +1068,7 @@ mod tests {
             sparse: Some(SparseOptions {
                 block_bytes: 4 << 10,
                 zstd_level: 19,
+                target_length: Some(64),
             }),
             ..WriteOptions::default()
         };
@@ -1063,6 +1091,10 @@ mod tests {
                 assert!(*v == UNUSED || v == b);
             }
         }
+        options.sparse.as_mut().unwrap().target_length = Some(0);
+        let err = write_table_with(&path, &meta(), &[1u16, 2], &options).unwrap_err();
+        assert!(err.to_string().contains("zstd target length 0"), "{err}");
+        options.sparse.as_mut().unwrap().target_length = None;
         options.sparse.as_mut().unwrap().zstd_level = 23;
         let err = write_table_with(&path, &meta(), &[1u16, 2], &options).unwrap_err();
         assert!(err.to_string().contains("zstd level 23"), "{err}");
