@@ -815,41 +815,72 @@ fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
 /// `period` slots before it (with `None`, or in the block's first period, the one before
 /// it), or at the start of the block the first used symbol after it.
 fn pack(chunk: &[u16], code: &[u16], bits: u8, period: Option<usize>, out: &mut Vec<u8>) {
+    thread_local! {
+        /// The symbols of the block being packed, kept between blocks (a block's worth,
+        /// allocated afresh each time, cost a mapping and its page faults).
+        static SYMS: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
     out.clear();
     let len = packed_len(chunk.len() as u64, bits).unwrap_or(0) as usize;
     out.resize(len, 0);
-    let mut prev = chunk
-        .iter()
-        .find(|&&v| v != UNUSED)
-        .map_or(0, |&v| code[usize::from(v)]);
-    let mut syms = Vec::new();
-    for (i, &v) in chunk.iter().enumerate() {
-        let s = if v == UNUSED {
-            match period {
-                Some(p) if i >= p => syms[i - p],
-                _ => prev,
-            }
-        } else {
-            code[usize::from(v)]
-        };
-        prev = s;
-        if period.is_some() {
-            syms.push(s);
-        }
+    SYMS.with_borrow_mut(|syms| {
+        symbols_of(chunk, code, period, syms);
         match bits {
             16 => {
                 // Byte planes: the high bytes (mostly zero, as symbols are ranked by
                 // frequency) form one long, very compressible run.
-                let [lo, hi] = s.to_le_bytes();
-                out[i] = lo;
-                out[chunk.len() + i] = hi;
+                let (lo, hi) = out.split_at_mut(chunk.len());
+                for ((l, h), &s) in lo.iter_mut().zip(hi).zip(syms.iter()) {
+                    [*l, *h] = s.to_le_bytes();
+                }
             }
-            8 => out[i] = s as u8,
+            8 => {
+                for (o, &s) in out.iter_mut().zip(syms.iter()) {
+                    *o = s as u8;
+                }
+            }
             _ => {
-                let bit = i * usize::from(bits);
-                out[bit / 8] |= (s as u8) << (bit % 8);
+                // a byte holds 8 / bits symbols, the first in its lowest bits
+                let bits = usize::from(bits);
+                for (o, group) in out.iter_mut().zip(syms.chunks(8 / bits)) {
+                    *o = group
+                        .iter()
+                        .enumerate()
+                        .fold(0u8, |b, (k, &s)| b | (s as u8) << (k * bits));
+                }
             }
         }
+    });
+}
+
+/// The symbols of a block of values (see [`pack`]) into `syms`, its unused slots filled.
+fn symbols_of(chunk: &[u16], code: &[u16], period: Option<usize>, syms: &mut Vec<u16>) {
+    syms.clear();
+    syms.reserve(chunk.len());
+    let mut prev = chunk
+        .iter()
+        .find(|&&v| v != UNUSED)
+        .map_or(0, |&v| code[usize::from(v)]);
+    match period {
+        Some(p) if p > 0 => {
+            for (i, &v) in chunk.iter().enumerate() {
+                let s = if v != UNUSED {
+                    code[usize::from(v)]
+                } else if i >= p {
+                    syms[i - p]
+                } else {
+                    prev
+                };
+                prev = s;
+                syms.push(s);
+            }
+        }
+        _ => syms.extend(chunk.iter().map(|&v| {
+            if v != UNUSED {
+                prev = code[usize::from(v)];
+            }
+            prev
+        })),
     }
 }
 
@@ -918,6 +949,52 @@ fn assemble(
 
 #[cfg(test)]
 mod tests {
+    /// The packing as first written, one value at a time: what [`pack`] must give.
+    fn pack_reference(
+        chunk: &[u16],
+        code: &[u16],
+        bits: u8,
+        period: Option<usize>,
+        out: &mut Vec<u8>,
+    ) {
+        out.clear();
+        let len = packed_len(chunk.len() as u64, bits).unwrap_or(0) as usize;
+        out.resize(len, 0);
+        let mut prev = chunk
+            .iter()
+            .find(|&&v| v != UNUSED)
+            .map_or(0, |&v| code[usize::from(v)]);
+        let mut syms = Vec::new();
+        for (i, &v) in chunk.iter().enumerate() {
+            let s = if v == UNUSED {
+                match period {
+                    Some(p) if i >= p => syms[i - p],
+                    _ => prev,
+                }
+            } else {
+                code[usize::from(v)]
+            };
+            prev = s;
+            if period.is_some() {
+                syms.push(s);
+            }
+            match bits {
+                16 => {
+                    // Byte planes: the high bytes (mostly zero, as symbols are ranked by
+                    // frequency) form one long, very compressible run.
+                    let [lo, hi] = s.to_le_bytes();
+                    out[i] = lo;
+                    out[chunk.len() + i] = hi;
+                }
+                8 => out[i] = s as u8,
+                _ => {
+                    let bit = i * usize::from(bits);
+                    out[bit / 8] |= (s as u8) << (bit % 8);
+                }
+            }
+        }
+    }
+
     use super::*;
     use crate::format::Metric;
 
@@ -1188,6 +1265,46 @@ mod tests {
         });
         let err = write_table_with(&path, &meta(), &values, &options).unwrap_err();
         assert!(err.to_string().contains("zstd level 0"), "{err}");
+    }
+
+    /// [`pack`] gives the bytes of the plain one-value-at-a-time packing, at every
+    /// symbol width, with and without a fill period, for blocks of any length.
+    #[test]
+    fn pack_is_the_reference_packing() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        for bits in [1u8, 2, 4, 8, 16] {
+            let symbols = if bits == 16 { 1000 } else { 1u64 << bits };
+            // values 0..symbols map to symbols in reverse
+            let mut code = vec![0u16; 1 << 16];
+            for v in 0..symbols {
+                code[v as usize] = (symbols - 1 - v) as u16;
+            }
+            for len in [0usize, 1, 7, 8, 9, 333, 4096] {
+                for unused_in_16 in [0u64, 8, 15, 16] {
+                    let chunk: Vec<u16> = (0..len)
+                        .map(|_| {
+                            if next() % 16 < unused_in_16 {
+                                UNUSED
+                            } else {
+                                (next() % symbols) as u16
+                            }
+                        })
+                        .collect();
+                    for period in [None, Some(1), Some(7), Some(64)] {
+                        pack(&chunk, &code, bits, period, &mut fast);
+                        pack_reference(&chunk, &code, bits, period, &mut slow);
+                        assert_eq!(fast, slow, "{bits} bits, {len} values, period {period:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
