@@ -50,7 +50,8 @@
 //!
 //! State: one 16-bit word a slot (the distance once decided; while open, the count of
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
-//! two bits a slot and, once the passes pull, a flag a chunk for the open losses.
+//! two bits a slot, a bit a slot for the values given and not yet visited by their pass
+//! (`Frontier`) and, once the passes pull, a flag a chunk for the open losses.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
@@ -478,6 +479,74 @@ fn mark(marks: &[Marks], slot: u64, d: u32) {
     }
 }
 
+/// What a retrograde that decides its DTZ anew knows of the values given and not yet
+/// visited: per chunk the distances given ([`Marks`]), and a bit a slot given a value
+/// whose pass has not yet visited it. A pass reads only the set bits of the chunks
+/// marked for it, not every slot: the values given by a pass are one ply longer (a leaf
+/// longer still), so the bits set are those of about two passes. On KBPvKN (DTZ of up
+/// to 64 plies) the scan of every slot of each marked chunk was most of the passes' time.
+struct Frontier {
+    marks: Vec<Marks>,
+    pending: super::generator::ZeroedVec<AtomicU64>,
+}
+
+impl Frontier {
+    fn new(slots: u64) -> Frontier {
+        Frontier {
+            marks: (0..slots.div_ceil(CHUNK))
+                .map(|_| Marks::default())
+                .collect(),
+            pending: super::generator::zeroed(slots.div_ceil(64) as usize),
+        }
+    }
+
+    /// Notes that `slot` was given the value `d`.
+    #[inline]
+    fn give(&self, slot: u64, d: u32) {
+        mark(&self.marks, slot, d);
+        let word = &self.pending[(slot / 64) as usize];
+        let bit = 1u64 << (slot % 64);
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    /// Calls `visit` on each slot of `run` whose bit is set and for which `at` holds
+    /// (its value is the pass's), and clears their bits: a slot visited is final.
+    #[inline]
+    fn take(
+        &self,
+        run: std::ops::Range<u64>,
+        at: impl Fn(u64) -> bool,
+        mut visit: impl FnMut(u64),
+    ) {
+        let mut w = run.start / 64;
+        while w * 64 < run.end {
+            let base = w * 64;
+            let mut bits = self.pending[w as usize].load(Ordering::Relaxed);
+            if base < run.start {
+                bits &= u64::MAX << (run.start - base);
+            }
+            if run.end - base < 64 {
+                bits &= (1u64 << (run.end - base)) - 1;
+            }
+            let mut taken = 0u64;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                if at(base + u64::from(b)) {
+                    taken |= 1 << b;
+                    visit(base + u64::from(b));
+                }
+            }
+            if taken != 0 {
+                self.pending[w as usize].fetch_and(!taken, Ordering::Relaxed);
+            }
+            w += 1;
+        }
+    }
+}
+
 /// The tally of value `d`.
 fn count_at(at: &[AtomicU64], d: u32) -> u64 {
     at.get(d as usize).map_or(0, |a| a.load(Ordering::Relaxed))
@@ -544,9 +613,7 @@ impl Run<'_, '_> {
             st = Cells::new(total as usize, self.alphabet.clone(), 0);
         }
         st.reset_ranges(self.alphabet.clone(), NONE, &slots);
-        let marks: Vec<Marks> = (0..total.div_ceil(CHUNK))
-            .map(|_| Marks::default())
-            .collect();
+        let marks = Frontier::new(total);
         let levels: Vec<Option<u32>> = if self.by_advance {
             (0..=g.index.max_pawn_advance()).rev().map(Some).collect()
         } else {
@@ -575,7 +642,7 @@ impl Run<'_, '_> {
 
     /// The seed and the passes of one stage: every slot, or (by pawn advance) those of
     /// one advance, once every more advanced slot is final.
-    fn stage(&self, st: &Cells, marks: &[Marks], advance: Option<u32>) -> Result<(), GenError> {
+    fn stage(&self, st: &Cells, marks: &Frontier, advance: Option<u32>) -> Result<(), GenError> {
         let g = self.g;
         let total: u64 = self
             .chunks
@@ -584,7 +651,7 @@ impl Run<'_, '_> {
             .map(|r| r.end - r.start)
             .sum();
         // a stage's passes read only its own marks and tallies
-        marks.par_iter().for_each(|m| {
+        marks.marks.par_iter().for_each(|m| {
             for w in &m.0 {
                 w.store(0, Ordering::Relaxed);
             }
@@ -617,7 +684,7 @@ impl Run<'_, '_> {
                     }
                     if w == W_MATED {
                         st.store(slot as usize, 0);
-                        mark(marks, slot, 0);
+                        marks.give(slot, 0);
                         counts.loss(0);
                         continue;
                     }
@@ -658,7 +725,7 @@ impl Run<'_, '_> {
                             }
                             st.store(slot as usize, v);
                             if v < LOSS_OPEN {
-                                mark(marks, slot, u32::from(v));
+                                marks.give(slot, u32::from(v));
                             }
                         }
                         Err(e) => {
@@ -697,23 +764,28 @@ impl Run<'_, '_> {
             self.chunks
                 .par_iter()
                 .for_each_init(Vec::new, |preds, (chunk, runs)| {
-                    if g.failed() || !marks[*chunk as usize].has(d) {
+                    if g.failed() || !marks.marks[*chunk as usize].has(d) {
                         return;
                     }
                     let mut decoder = None;
                     let mut counts = Counts::default();
-                    for slot in runs.iter().flat_map(Clone::clone) {
-                        if at_n.at(slot as usize)
-                            && (if wdl_at(self.wdl, slot) == W_WIN {
-                                wins_push
-                            } else {
-                                losses_push
-                            })
-                            && self.in_stage(slot, advance)
-                        {
-                            let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
-                            self.spread(slot, d, st, marks, preds, decoder, &mut counts);
-                        }
+                    for run in runs {
+                        marks.take(
+                            run.clone(),
+                            |slot| at_n.at(slot as usize),
+                            |slot| {
+                                if (if wdl_at(self.wdl, slot) == W_WIN {
+                                    wins_push
+                                } else {
+                                    losses_push
+                                }) && self.in_stage(slot, advance)
+                                {
+                                    let decoder =
+                                        decoder.get_or_insert_with(|| Decoder::new(&g.index));
+                                    self.spread(slot, d, st, marks, preds, decoder, &mut counts);
+                                }
+                            },
+                        );
                     }
                     self.add(&counts);
                 });
@@ -1009,7 +1081,7 @@ impl Run<'_, '_> {
         &self,
         d: u32,
         st: &Cells,
-        marks: &[Marks],
+        marks: &Frontier,
         flags: &[AtomicBool],
         advance: Option<u32>,
     ) {
@@ -1043,7 +1115,7 @@ impl Run<'_, '_> {
     fn pull_chunks(
         &self,
         st: &Cells,
-        marks: &[Marks],
+        marks: &Frontier,
         flags: &[AtomicBool],
         candidate: impl Fn(u64, u16) -> bool + Sync,
         decide: impl Fn(u64, &mut Decoder) -> Result<Option<u16>, GenError> + Sync,
@@ -1069,7 +1141,7 @@ impl Run<'_, '_> {
                         Ok(None) => still_open = true,
                         Ok(Some(new)) => {
                             st.store(slot as usize, new);
-                            mark(marks, slot, u32::from(new));
+                            marks.give(slot, u32::from(new));
                             self.max.fetch_max(u32::from(new), Ordering::Relaxed);
                             tally(old, new, &mut counts);
                         }
@@ -1118,7 +1190,7 @@ impl Run<'_, '_> {
     /// flagged ([`Run::open_losses`]) are read whole: a flag a chunk rather than a bit a
     /// slot keeps the pull's memory off the table's peak, and reading the states costs
     /// little (0.78 s over every pass of KRRvKR).
-    fn pull(&self, d: u32, st: &Cells, marks: &[Marks], open: &[AtomicBool]) {
+    fn pull(&self, d: u32, st: &Cells, marks: &Frontier, open: &[AtomicBool]) {
         self.pull_chunks(
             st,
             marks,
@@ -1290,7 +1362,7 @@ impl Run<'_, '_> {
         slot: u64,
         d: u32,
         st: &Cells,
-        marks: &[Marks],
+        marks: &Frontier,
         preds: &mut Vec<u64>,
         decoder: &mut Decoder,
         counts: &mut Counts,
@@ -1318,7 +1390,7 @@ impl Run<'_, '_> {
                 if st.load(p as usize) > next as u16 {
                     let old = st.fetch_min(p as usize, next as u16);
                     if old > next as u16 {
-                        mark(marks, p, next);
+                        marks.give(p, next);
                         self.max.fetch_max(next, Ordering::Relaxed);
                         counts.win(next as u16);
                         if old == WIN_OPEN {
@@ -1341,7 +1413,7 @@ impl Run<'_, '_> {
                         next
                     };
                     st.store(p as usize, v as u16);
-                    mark(marks, p, v);
+                    marks.give(p, v);
                     self.max.fetch_max(v, Ordering::Relaxed);
                     counts.closed += 1;
                     counts.loss(v as u16);
