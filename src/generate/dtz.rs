@@ -50,8 +50,9 @@
 //!
 //! State: one 16-bit word a slot (the distance once decided; while open, the count of
 //! replies left and whether a zeroing reply reaches a cursed win), plus the table's WDL in
-//! two bits a slot, a bit a slot for the values given and not yet visited by their pass
-//! (`Frontier`) and, once the passes pull, a flag a chunk for the open losses.
+//! two bits a slot, two bits a slot for the values given and not yet visited by their
+//! pass and for the slots still open (`Frontier`) and, once the passes pull, a flag a
+//! chunk for the open losses.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
@@ -485,9 +486,14 @@ fn mark(marks: &[Marks], slot: u64, d: u32) {
 /// marked for it, not every slot: the values given by a pass are one ply longer (a leaf
 /// longer still), so the bits set are those of about two passes. On KBPvKN (DTZ of up
 /// to 64 plies) the scan of every slot of each marked chunk was most of the passes' time.
+///
+/// And a bit a slot still open (a win or a loss without a value yet), cleared when it is
+/// given one: a pull reads the slots open or given a value not yet visited (a win
+/// given a value by a leaf may still be lowered), not every slot of its chunks.
 struct Frontier {
     marks: Vec<Marks>,
     pending: super::generator::ZeroedVec<AtomicU64>,
+    open: super::generator::ZeroedVec<AtomicU64>,
 }
 
 impl Frontier {
@@ -497,6 +503,36 @@ impl Frontier {
                 .map(|_| Marks::default())
                 .collect(),
             pending: super::generator::zeroed(slots.div_ceil(64) as usize),
+            open: super::generator::zeroed(slots.div_ceil(64) as usize),
+        }
+    }
+
+    /// Notes that `slot` is open.
+    #[inline]
+    fn opened(&self, slot: u64) {
+        self.open[(slot / 64) as usize].fetch_or(1 << (slot % 64), Ordering::Relaxed);
+    }
+
+    /// Calls `f` on each slot of `run` that is open or given a value not yet visited.
+    #[inline]
+    fn for_each_open_or_pending(&self, run: std::ops::Range<u64>, mut f: impl FnMut(u64)) {
+        let mut w = run.start / 64;
+        while w * 64 < run.end {
+            let base = w * 64;
+            let mut bits = self.pending[w as usize].load(Ordering::Relaxed)
+                | self.open[w as usize].load(Ordering::Relaxed);
+            if base < run.start {
+                bits &= u64::MAX << (run.start - base);
+            }
+            if run.end - base < 64 {
+                bits &= (1u64 << (run.end - base)) - 1;
+            }
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                f(base + u64::from(b));
+            }
+            w += 1;
         }
     }
 
@@ -508,6 +544,10 @@ impl Frontier {
         let bit = 1u64 << (slot % 64);
         if word.load(Ordering::Relaxed) & bit == 0 {
             word.fetch_or(bit, Ordering::Relaxed);
+        }
+        let open = &self.open[(slot / 64) as usize];
+        if open.load(Ordering::Relaxed) & bit != 0 {
+            open.fetch_and(!bit, Ordering::Relaxed);
         }
     }
 
@@ -726,6 +766,8 @@ impl Run<'_, '_> {
                             st.store(slot as usize, v);
                             if v < LOSS_OPEN {
                                 marks.give(slot, u32::from(v));
+                            } else {
+                                marks.opened(slot);
                             }
                         }
                         Err(e) => {
@@ -1131,22 +1173,28 @@ impl Run<'_, '_> {
                 }
                 let mut counts = Counts::default();
                 let mut still_open = false;
-                for slot in runs.iter().flat_map(Clone::clone) {
-                    let old = st.load(slot as usize);
-                    if !candidate(slot, old) {
-                        continue;
-                    }
-                    let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
-                    match decide(slot, decoder) {
-                        Ok(None) => still_open = true,
-                        Ok(Some(new)) => {
-                            st.store(slot as usize, new);
-                            marks.give(slot, u32::from(new));
-                            self.max.fetch_max(u32::from(new), Ordering::Relaxed);
-                            tally(old, new, &mut counts);
+                let mut failed = None;
+                for run in runs {
+                    marks.for_each_open_or_pending(run.clone(), |slot| {
+                        let old = st.load(slot as usize);
+                        if failed.is_some() || !candidate(slot, old) {
+                            return;
                         }
-                        Err(e) => return g.fail(e),
-                    }
+                        let decoder = decoder.get_or_insert_with(|| Decoder::new(&g.index));
+                        match decide(slot, decoder) {
+                            Ok(None) => still_open = true,
+                            Ok(Some(new)) => {
+                                st.store(slot as usize, new);
+                                marks.give(slot, u32::from(new));
+                                self.max.fetch_max(u32::from(new), Ordering::Relaxed);
+                                tally(old, new, &mut counts);
+                            }
+                            Err(e) => failed = Some(e),
+                        }
+                    });
+                }
+                if let Some(e) = failed {
+                    return g.fail(e);
                 }
                 if !still_open {
                     flags[c].store(false, Ordering::Relaxed);

@@ -212,7 +212,7 @@ pub fn memory_bytes(material: Material) -> u64 {
 /// and an eighth a slot more, for a DTZ that starts from its DTM
 /// ([`dtz_may_start_from_dtm`]): KNBvKB, made so, 684-690 MiB for 847 MiB, KQBvKB 726-735
 /// MiB for the same (2 threads; KRQvKR, whose DTZ is made the other way, 427-430 MiB, and
-/// 466 MiB since that way keeps a bit a slot for the values not yet visited).
+/// 491 MiB since that way keeps two bits a slot: the values not yet visited, the open).
 #[must_use]
 pub fn memory_bytes_on(material: Material, threads: usize) -> u64 {
     let n = slots(material);
