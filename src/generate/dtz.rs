@@ -557,34 +557,50 @@ impl Frontier {
     fn take(
         &self,
         run: std::ops::Range<u64>,
-        at: impl Fn(u64) -> bool,
+        at: impl FnMut(u64) -> bool,
         mut visit: impl FnMut(u64),
     ) {
-        let mut w = run.start / 64;
-        while w * 64 < run.end {
-            let base = w * 64;
-            let mut bits = self.pending[w as usize].load(Ordering::Relaxed);
-            if base < run.start {
-                bits &= u64::MAX << (run.start - base);
-            }
-            if run.end - base < 64 {
-                bits &= (1u64 << (run.end - base)) - 1;
-            }
-            let mut taken = 0u64;
-            while bits != 0 {
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                if at(base + u64::from(b)) {
-                    taken |= 1 << b;
-                    visit(base + u64::from(b));
-                }
-            }
-            if taken != 0 {
-                self.pending[w as usize].fetch_and(!taken, Ordering::Relaxed);
-            }
-            w += 1;
-        }
+        let Ok(()) = take_bits::<std::convert::Infallible>(&self.pending, run, at, |s| {
+            visit(s);
+            Ok(())
+        });
     }
+}
+
+/// Calls `visit` on each slot of `run` whose bit in `words` is set and for which `at`
+/// holds, and clears their bits; stops at the first error.
+#[inline]
+fn take_bits<E>(
+    words: &[AtomicU64],
+    run: std::ops::Range<u64>,
+    mut at: impl FnMut(u64) -> bool,
+    mut visit: impl FnMut(u64) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut w = run.start / 64;
+    while w * 64 < run.end {
+        let base = w * 64;
+        let mut bits = words[w as usize].load(Ordering::Relaxed);
+        if base < run.start {
+            bits &= u64::MAX << (run.start - base);
+        }
+        if run.end - base < 64 {
+            bits &= (1u64 << (run.end - base)) - 1;
+        }
+        let mut taken = 0u64;
+        while bits != 0 {
+            let b = bits.trailing_zeros();
+            bits &= bits - 1;
+            if at(base + u64::from(b)) {
+                taken |= 1 << b;
+                visit(base + u64::from(b))?;
+            }
+        }
+        if taken != 0 {
+            words[w as usize].fetch_and(!taken, Ordering::Relaxed);
+        }
+        w += 1;
+    }
+    Ok(())
 }
 
 /// The tally of value `d`.

@@ -75,34 +75,10 @@ impl Pending<'_> {
     fn take(
         &self,
         run: std::ops::Range<u64>,
-        mut at: impl FnMut(u64) -> bool,
-        mut visit: impl FnMut(u64) -> Result<(), GenError>,
+        at: impl FnMut(u64) -> bool,
+        visit: impl FnMut(u64) -> Result<(), GenError>,
     ) -> Result<(), GenError> {
-        let mut w = run.start / 64;
-        while w * 64 < run.end {
-            let base = w * 64;
-            let mut bits = self.0[w as usize].load(Ordering::Relaxed);
-            if base < run.start {
-                bits &= u64::MAX << (run.start - base);
-            }
-            if run.end - base < 64 {
-                bits &= (1u64 << (run.end - base)) - 1;
-            }
-            let mut taken = 0u64;
-            while bits != 0 {
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                if at(base + u64::from(b)) {
-                    taken |= 1 << b;
-                    visit(base + u64::from(b))?;
-                }
-            }
-            if taken != 0 {
-                self.0[w as usize].fetch_and(!taken, Ordering::Relaxed);
-            }
-            w += 1;
-        }
-        Ok(())
+        super::take_bits(self.0, run, at, visit)
     }
 }
 
