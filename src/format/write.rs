@@ -87,8 +87,8 @@ pub struct SparseOptions {
 /// The blocks of a sparse file ([`SparseOptions`]) that are not sparse themselves, at a
 /// level of their own: those whose values are less than [`SPARSE_UNUSED`] unused, and
 /// those that compress to at least `min_bytes` at zstd level 3 (where the fill of their
-/// unused slots is chosen: [`Values::fill_periods`]). A high level costs little on a block of few used values and much on
-/// one of many, for a few per cent fewer bytes.
+/// unused slots is chosen: [`Values::fill_periods`]). A high level costs little on a
+/// block of few used values and much on one of many, for a few per cent fewer bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DenseBlocks {
     /// Bytes at zstd level 3 from which a block is dense.
@@ -816,8 +816,8 @@ fn compressor(level: i32) -> io::Result<zstd::bulk::Compressor<'static>> {
 /// it), or at the start of the block the first used symbol after it.
 fn pack(chunk: &[u16], code: &[u16], bits: u8, period: Option<usize>, out: &mut Vec<u8>) {
     thread_local! {
-        /// The symbols of the block being packed, kept between blocks (a block's worth,
-        /// allocated afresh each time, cost a mapping and its page faults).
+        /// The symbols of the block being packed, kept between blocks rather than
+        /// allocated for each (a block of sparse values is packed once a fill).
         static SYMS: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     out.clear();
