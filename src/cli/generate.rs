@@ -179,6 +179,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                 dtz_bytes,
                 dtz,
                 dtz_seconds,
+                dtz_file_seconds,
             } => {
                 written += 1;
                 let whole = last.elapsed().as_secs_f64();
@@ -212,7 +213,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
                     dtm_bytes
                 ));
                 bars.println(&format!(
-                    "{}: DTZ (move rule {}) {:.1} s, {dtz_bytes} bytes, longest {} plies, {} cursed wins, {} blessed losses; {whole:.1} s in all with the files written and checked",
+                    "{}: DTZ (move rule {}) {:.1} s, its file {dtz_file_seconds:.1} s, {dtz_bytes} bytes, longest {} plies, {} cursed wins, {} blessed losses; {whole:.1} s in all with the files written and checked",
                     table.material,
                     dtz.move_rule,
                     dtz_seconds,

@@ -232,9 +232,10 @@ pub fn run_no_deps(args: &GenerateArgs, bars: &Bars) -> anyhow::Result<()> {
                 dtm_bytes,
                 dtz_bytes,
                 dtz_seconds,
+                dtz_file_seconds,
                 ..
             }) => bars.println(&format!(
-                "{}: {:.1} s, WDL {wdl_bytes} bytes, DTM {dtm_bytes} bytes, DTZ {dtz_bytes} bytes ({dtz_seconds:.1} s)",
+                "{}: {:.1} s, WDL {wdl_bytes} bytes, DTM {dtm_bytes} bytes, DTZ {dtz_bytes} bytes ({dtz_seconds:.1} s, its file {dtz_file_seconds:.1} s)",
                 table.material, table.seconds
             )),
             Err(e @ shatranj_tb::generate::GenError::SubTable(_)) => {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -522,10 +523,12 @@ pub enum TableOutcome {
         table: Box<Generated>,
         wdl_bytes: u64,
         dtm_bytes: u64,
-        /// The DTZ file: its size, figures and the seconds its retrograde took.
+        /// The DTZ file: its size, figures, the seconds its retrograde took and the
+        /// seconds writing it took (compressed, synced and read back).
         dtz_bytes: u64,
         dtz: Box<DtzStats>,
         dtz_seconds: f64,
+        dtz_file_seconds: f64,
     },
 }
 
@@ -846,7 +849,9 @@ fn make_table(
     drop(wdl);
     drop(std::mem::take(&mut g.conversions));
     drop(subs);
+    let dtz_file = Instant::now();
     let dtz = dtz.and_then(|dtz| Ok((write_dtz(dir, &dtz, progress)?, dtz)));
+    let dtz_file_seconds = dtz_file.elapsed().as_secs_f64();
     let (dtz_bytes, dtz) = match dtz {
         Ok(d) => d,
         Err(e) => {
@@ -863,6 +868,7 @@ fn make_table(
         dtz_bytes,
         dtz: Box::new(dtz.stats),
         dtz_seconds: dtz.seconds,
+        dtz_file_seconds,
     })
 }
 
@@ -925,6 +931,7 @@ fn make_sliced_table(
     let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| {
         files.plies.read_file_order(&layout, size, range, out);
     };
+    let dtz_file = Instant::now();
     // A small table's plies are read whole, so that its DTZ file can keep them in a
     // digit order (from the spill, that would be a read a value).
     let whole: Option<Vec<u16>> = (size <= SLICED_DIGIT_ORDER_MAX).then(|| {
@@ -946,6 +953,7 @@ fn make_sliced_table(
     };
     let dtz_bytes =
         write_dtz_values(dir, &dtz, progress).and_then(|b| files.plies.check().map(|()| b));
+    let dtz_file_seconds = dtz_file.elapsed().as_secs_f64();
     let dtz_bytes = dtz_bytes.inspect_err(|_| remove_table_files(dir, stored_form, rules))?;
     let dtz_seconds = files.dtz_seconds;
     Ok(TableOutcome::Written {
@@ -955,6 +963,7 @@ fn make_sliced_table(
         dtz_bytes,
         dtz: Box::new(dtz_stats),
         dtz_seconds,
+        dtz_file_seconds,
     })
 }
 
