@@ -32,6 +32,7 @@ pub mod http;
 pub mod index;
 pub mod material;
 mod position;
+mod prefetch;
 pub mod probe;
 pub mod retro;
 pub mod role;

@@ -197,6 +197,14 @@ impl Cells {
         }
     }
 
+    /// Asks the processor to start loading slot `i`'s byte (a hint, for a read soon).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(b) = self.bytes.get(i) {
+            crate::prefetch::prefetch(b);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn load_spilled(&self, i: usize) -> u16 {

@@ -234,6 +234,7 @@ pub const DTZ_DENSE_BLOCK_LEVEL: i32 = 15;
 pub fn write_dtz(dir: &Path, t: &DtzTable, progress: &dyn Progress) -> Result<u64, GenError> {
     let plies = |range: std::ops::Range<usize>, out: &mut Vec<u16>| t.plies.read_into(range, out);
     let ply = |s: usize| t.plies.load(s);
+    let prefetch = |s: usize| t.plies.prefetch(s);
     let dtz = DtzValues {
         material: t.material,
         rules: t.rules,
@@ -241,7 +242,10 @@ pub fn write_dtz(dir: &Path, t: &DtzTable, progress: &dyn Progress) -> Result<u6
         plies: &plies,
         len: t.plies.len(),
         zeroing_wins: ZeroingWins::Bits(&t.zeroing_wins),
-        ply: Some(&ply),
+        ply: Some(PlyAt {
+            ply: &ply,
+            prefetch: &prefetch,
+        }),
     };
     write_dtz_values(dir, &dtz, progress)
 }
@@ -260,7 +264,15 @@ pub(super) struct DtzValues<'a> {
     /// The plies of one slot, where they can be read one at a time (held in memory): the
     /// file then keeps its values in the digit order that compresses them best (index
     /// scheme 3, see [`super::digit_order`]); otherwise in scheme 1's order.
-    pub ply: Option<&'a (dyn Fn(usize) -> u16 + Sync)>,
+    pub ply: Option<PlyAt<'a>>,
+}
+
+/// The plies of one slot (as [`DtzValues::ply`]), and a prefetch of them (see
+/// [`super::digit_order::ValueAt::prefetch`]).
+#[derive(Clone, Copy)]
+pub(super) struct PlyAt<'a> {
+    pub ply: &'a (dyn Fn(usize) -> u16 + Sync),
+    pub prefetch: &'a (dyn Fn(usize) + Sync),
 }
 
 /// Where the wins in 1 ply by a zeroing move of a table's DTZ are told.
@@ -401,7 +413,7 @@ pub(super) fn write_dtz_values(
 struct Side<'a> {
     plies: &'a (dyn Fn(std::ops::Range<usize>, &mut Vec<u16>) + Sync),
     /// One slot's plies, where [`DtzValues::ply`] has them.
-    ply: Option<&'a (dyn Fn(usize) -> u16 + Sync)>,
+    ply: Option<PlyAt<'a>>,
     zeroing_wins: ZeroingWins<'a>,
     left_out: bool,
     start: usize,
@@ -415,7 +427,7 @@ impl super::digit_order::ValueAt for Side<'_> {
     /// Without [`Side::ply`].
     fn value_at(&self, i: u64) -> u16 {
         let s = self.start + i as usize;
-        let v = (self.ply.expect("plies one at a time"))(s);
+        let v = (self.ply.expect("plies one at a time").ply)(s);
         match self.zeroing_wins {
             ZeroingWins::Bits(z) => {
                 let zeroing = z[s / 64].load(std::sync::atomic::Ordering::Relaxed) >> (s % 64) & 1;
@@ -433,6 +445,18 @@ impl super::digit_order::ValueAt for Side<'_> {
                 }
             }
             ZeroingWins::Marked => v,
+        }
+    }
+
+    fn prefetch(&self, i: u64) {
+        let s = self.start + i as usize;
+        if let Some(p) = self.ply {
+            (p.prefetch)(s);
+        }
+        if let ZeroingWins::Bits(z) = self.zeroing_wins
+            && let Some(w) = z.get(s / 64)
+        {
+            crate::prefetch::prefetch(w);
         }
     }
 }
@@ -942,6 +966,13 @@ fn make_sliced_table(
         v
     });
     let ply = whole.as_deref().map(|v| move |s: usize| v[s]);
+    let prefetch = whole.as_deref().map(|v| {
+        move |s: usize| {
+            if let Some(p) = v.get(s) {
+                crate::prefetch::prefetch(p);
+            }
+        }
+    });
     let dtz = DtzValues {
         material: g.material,
         rules,
@@ -949,7 +980,13 @@ fn make_sliced_table(
         plies: &plies,
         len: total as usize,
         zeroing_wins: ZeroingWins::Marked,
-        ply: ply.as_ref().map(|f| f as &(dyn Fn(usize) -> u16 + Sync)),
+        ply: ply
+            .as_ref()
+            .zip(prefetch.as_ref())
+            .map(|(ply, prefetch)| PlyAt {
+                ply: ply as &(dyn Fn(usize) -> u16 + Sync),
+                prefetch: prefetch as &(dyn Fn(usize) + Sync),
+            }),
     };
     let dtz_bytes =
         write_dtz_values(dir, &dtz, progress).and_then(|b| files.plies.check().map(|()| b));

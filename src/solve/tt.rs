@@ -151,22 +151,9 @@ impl TransTable {
     /// what any call answers), so that several lookups' memory latencies overlap.
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let words = self.words.as_slice();
-            if let Some(w) = words.get(self.bucket(key)) {
-                let p = std::ptr::from_ref(w).cast::<i8>();
-                // SAFETY: a prefetch is only a hint to the cache: it never faults, reads
-                // nothing into the program and writes nothing, whatever the address (here
-                // one inside the table); SSE, which provides it, is part of every x86-64.
-                #[allow(unsafe_code)]
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p);
-                }
-            }
+        if let Some(w) = self.words.as_slice().get(self.bucket(key)) {
+            crate::prefetch::prefetch(w);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
     }
 
     /// What is proven about the position of `key`.
