@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first, as docs/ARCHITECTURE.md lists them.
 const LAYERS: &[&[&str]] = &[
-    &["square", "color", "role", "bitboard", "attacks"],
+    &["square", "color", "role", "bitboard", "attacks", "prefetch"],
     &["rules", "board", "position", "fen", "san", "retro", "value"],
     &["material", "index", "stats"],
     &["format"],
