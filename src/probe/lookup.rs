@@ -235,14 +235,17 @@ impl Tablebase {
         let size = slot.index.size();
         let mut best: Option<Dtz> = None;
         let moves = pos.legal_moves();
+        // A loss's moves into wins the file may leave out (a win by a zeroing move), each
+        // with the plies the file holds for its child: the child's, or the fill of a slot
+        // left out, which is no shorter than the child's 1 ply (or not a win's value).
+        let mut unsure: Vec<(Dtz, u16, &crate::position::Move)> = Vec::new();
         for m in moves.iter() {
             let zeroing = crate::probe::is_zeroing(m);
             let child = pos.play_unchecked(m);
             // A move that does not zero leads to the other side to move of this table,
             // the one the file holds. After a loss's such move the child wins; a win's
-            // can be best only into a loss. A child's plies are read from the file, unless
-            // it is a win that the file may leave out.
-            let child = if zeroing || (wdl == Wdl::Loss && !holds_all) {
+            // can be best only into a loss. A child's plies are read from the file.
+            let child = if zeroing {
                 self.dtz_with(&child, access)?
             } else {
                 let s = stored_slot(&slot.index, material, &child)
@@ -264,6 +267,20 @@ impl Tablebase {
                 let s = slot.dtz_file_index(s % size);
                 match Self::code_at(dtz_file, s, access)? {
                     None => None,
+                    Some(plies) if wdl == Wdl::Loss && !holds_all => {
+                        let shortest = if plies == crate::format::UNUSED || plies == 0 {
+                            1
+                        } else {
+                            plies
+                        };
+                        let v = crate::probe::dtz_of_move(
+                            false,
+                            Dtz::from_plies(Wdl::Win, u32::from(shortest), rule),
+                            rule,
+                        );
+                        unsure.push((v, plies, m));
+                        continue;
+                    }
                     Some(plies) => Some(Self::dtz_of_code(
                         dtz_file.path(),
                         s,
@@ -279,6 +296,34 @@ impl Tablebase {
             let v = crate::probe::dtz_of_move(zeroing, child, rule);
             if best.is_none_or(|b| v.rank() > b.rank()) {
                 best = Some(v);
+            }
+        }
+        // The loss's best such move, the longest by the plies the file holds: a child
+        // that is not a win by a zeroing move has them (and then no move after it in this
+        // order is better); one that is wins in 1 ply. So a move or two is looked at, not
+        // every child's moves.
+        unsure.sort_by_key(|(v, _, _)| std::cmp::Reverse(v.rank()));
+        for (v, plies, m) in unsure {
+            let child = pos.play_unchecked(m);
+            let (v, held) = match self.wins_by_zeroing(&child, access)? {
+                None => return Ok(None),
+                Some(true) => {
+                    let one = Dtz::from_plies(Wdl::Win, 1, rule);
+                    (crate::probe::dtz_of_move(false, one, rule), false)
+                }
+                Some(false) => {
+                    let s = stored_slot(&slot.index, material, &child)
+                        .expect("a legal position of the table's material has an index");
+                    let s = slot.dtz_file_index(s % size);
+                    Self::dtz_of_code(dtz_file.path(), s, Wdl::Win, plies, rule)?;
+                    (v, true)
+                }
+            };
+            if best.is_none_or(|b| v.rank() > b.rank()) {
+                best = Some(v);
+            }
+            if held {
+                break;
             }
         }
         let best = match best {
@@ -339,10 +384,7 @@ impl Tablebase {
     fn wins_by_zeroing(&self, pos: &Position, access: Access) -> Result<Option<bool>, ProbeError> {
         let mut found = Some(false);
         let mut error = None;
-        pos.for_each_legal_move(|m| {
-            if m.capture.is_none() && m.role != crate::role::Role::Pawn {
-                return true;
-            }
+        pos.for_each_zeroing_move(|m| {
             let child = pos.play_unchecked(&m);
             let lost = if self.rules.move_rule == crate::rules::MoveRule::None {
                 self.wdl_below_with(&child, Wdl::Draw, access)
