@@ -84,8 +84,8 @@ pub use header::{FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_EXTRA_LEN};
 pub use read::{DEFAULT_CACHE_BYTES, TableFile};
 pub use write::{
     DEFAULT_BLOCK_BYTES, DEFAULT_ZSTD_LEVEL, DenseBlocks, Head, SPARSE_UNUSED, SparseOptions, Stop,
-    Values, WriteOptions, WriteStats, write_smaller_until, write_smaller_with, write_table,
-    write_table_until, write_table_with,
+    Values, WriteOptions, WriteStats, smallest_until, write_smaller_until, write_smaller_with,
+    write_table, write_table_until, write_table_with,
 };
 
 use std::fmt;

@@ -325,6 +325,27 @@ pub fn write_smaller_until(
     stop: Stop<'_>,
 ) -> Result<(usize, WriteStats), FormatError> {
     let started = Instant::now();
+    let i = smallest_until(path, candidates, options, stop)?;
+    let stats = write_file(
+        path,
+        candidates[i].0,
+        candidates[i].1,
+        options,
+        started,
+        &|_| Ok(()),
+        stop,
+    )?;
+    Ok((i, stats))
+}
+
+/// Which of `candidates` [`write_smaller_until`] would write to `path` (named in errors
+/// only: nothing is written), compared as it compares them.
+pub fn smallest_until(
+    path: &Path,
+    candidates: &[(&TableMeta, &dyn Values, u64)],
+    options: &WriteOptions,
+    stop: Stop<'_>,
+) -> Result<usize, FormatError> {
     let invalid = |what: String| FormatError::InvalidInput {
         path: path.to_owned(),
         what,
@@ -370,16 +391,7 @@ pub fn write_smaller_until(
     let Some((i, _)) = best else {
         return Err(invalid("no values to write".into()));
     };
-    let stats = write_file(
-        path,
-        candidates[i].0,
-        candidates[i].1,
-        options,
-        started,
-        &|_| Ok(()),
-        stop,
-    )?;
-    Ok((i, stats))
+    Ok(i)
 }
 
 /// Checks the metadata and options.

@@ -134,6 +134,17 @@ pub fn best_order<V: ValueAt + Values + ?Sized>(
     values: &V,
     stop: format::Stop<'_>,
 ) -> Option<DigitOrder> {
+    best_orders(index, values, stop)?.into_iter().next()
+}
+
+/// Every order, best first: the [`KEPT`] that [`best_order`] scores on its whole sample
+/// by that score, then the others by their first round's: for a caller that compares the
+/// first few another way.
+pub fn best_orders<V: ValueAt + Values + ?Sized>(
+    index: &TableIndex,
+    values: &V,
+    stop: format::Stop<'_>,
+) -> Option<Vec<DigitOrder>> {
     let orders: Vec<DigitOrder> = DigitOrder::all(index)
         .iter()
         .filter_map(|o| DigitOrder::new(index, o))
@@ -195,22 +206,26 @@ pub fn best_order<V: ValueAt + Values + ?Sized>(
         ranked.push((s?, k));
     }
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    ranked.truncate(KEPT);
+    let rest = ranked.split_off(KEPT.min(ranked.len()));
     let mut kept: Vec<usize> = ranked.into_iter().map(|(_, k)| k).collect();
     kept.sort_unstable();
     let rescored: Vec<Option<f64>> = kept
         .par_iter()
         .map_init(compressor, |z, &k| score(z, &orders[k], &starts))
         .collect();
-    let mut best: Option<(usize, f64)> = None;
+    let mut best: Vec<(f64, usize)> = Vec::new();
     for (&k, s) in kept.iter().zip(rescored) {
-        let s = s?;
-        if best.is_none_or(|(_, b)| s < b) {
-            best = Some((k, s));
-        }
+        best.push((s?, k));
     }
-    let (k, _) = best?;
-    orders.into_iter().nth(k)
+    // stable: the first of equal ones in `DigitOrder::all`'s order (`kept` is sorted)
+    best.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut orders: Vec<Option<DigitOrder>> = orders.into_iter().map(Some).collect();
+    Some(
+        best.into_iter()
+            .chain(rest)
+            .filter_map(|(_, k)| orders[k].take())
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -284,6 +284,33 @@ pub(super) enum ZeroingWins<'a> {
     Marked,
 }
 
+/// A side of at most this many numbers (the 4-man tables without pawns, 2.6 M, and
+/// KPvKP) whose file is sparse compares the [`ORDERS_COMPARED`] best digit orders of its
+/// sample in the file's own packing (its symbols, blocks and fills, at
+/// [`ORDERS_COMPARED_LEVEL`]) rather than taking the best on the sample. On the other
+/// 4-man tables with pawns (6.3 M) it made KBvKP's and KQvKP's files without their wins
+/// by a zeroing move 5 % smaller (221,268 to 210,819 bytes, 367,738 to 346,560, all below
+/// the Syzygy generator's) and took 3.5 s more each.
+pub const ORDERS_COMPARED_MAX: u64 = 1 << 22;
+
+/// How many of a small side's best digit orders on the sample are compared
+/// ([`ORDERS_COMPARED_MAX`]).
+pub const ORDERS_COMPARED: usize = 24;
+
+/// The zstd level a small side's orders are compared at ([`ORDERS_COMPARED_MAX`]).
+/// Comparing the sample's best 8: at 9 (the level the sides are compared at) KRvKR's
+/// file was 4,987 bytes, at 6 4,440, the other 4-man files the same at both; at 4
+/// KNvKB's was 112,194 against 108,041.
+pub const ORDERS_COMPARED_LEVEL: i32 = 6;
+
+/// The weight, in per cent against 100, of a DTZ file of a table with pawns that keeps
+/// its wins by a zeroing move: one that leaves them out is written only if it is a
+/// quarter smaller. A probe of a win left out looks at its zeroing moves, and one of the
+/// other side's losses at a child's or two, where a pawn's moves lead into other tables.
+/// Every file smaller wins in a table without pawns. Measured in docs/ARCHITECTURE.md, "A
+/// small table's digit order".
+pub const KEPT_ZEROING_WINS_WEIGHT_PAWNS: u64 = 75;
+
 /// [`write_dtz`] of plies read through `t.plies`.
 pub(super) fn write_dtz_values(
     dir: &Path,
@@ -339,18 +366,19 @@ pub(super) fn write_dtz_values(
         len: half,
         periods: &periods,
     };
-    // the digit order of each side with and without its wins by a zeroing move, chosen
+    // the digit orders of each side with and without its wins by a zeroing move, chosen
     // on those values (the orders best for the two differ: KNvKB's Black to move, with
     // them the Black pieces first and the White shah last, without them the White shah
-    // first)
-    let order_of = |start, left_out| {
+    // first): the best on the sample, or in a small table the best few, for the file's
+    // own packing to compare
+    let orders_of = |start, left_out| {
         if t.ply.is_none() {
-            return Ok(None);
+            return Ok(vec![None]);
         }
-        match super::digit_order::best_order(&index, &side(start, left_out), &stop) {
-            Some(o) => Ok(Some(o)),
+        match super::digit_order::best_orders(&index, &side(start, left_out), &stop) {
+            Some(o) => Ok(o.into_iter().map(Some).collect()),
             None if progress.cancelled() => Err(GenError::Cancelled),
-            None => Ok(None),
+            None => Ok(vec![None]),
         }
     };
     fn in_order<'s>(
@@ -365,42 +393,98 @@ pub(super) fn write_dtz_values(
             None => Box::new(*side),
         }
     }
-    let written = if t.material.is_symmetric() {
-        // White to move only (Black to move is the same with the colours swapped)
-        let order = order_of(0, true)?;
-        let white = side(0, true);
-        let m = meta(None, false, order.as_ref())?;
-        format::write_table_until(&path, &m, &*in_order(&white, &order), &options, &stop)
+    // White to move only in a table that is its own mirror (Black to move is the same
+    // with the colours swapped), its wins by a zeroing move left out. Otherwise one side
+    // to move, with or without its wins by a zeroing move, whichever compresses best (a
+    // probe of the other side looks one move ahead; one of a win left out looks at its
+    // zeroing moves), in a table with pawns without them only if that saves a quarter
+    // ([`KEPT_ZEROING_WINS_WEIGHT_PAWNS`])
+    let kinds: &[(usize, bool)] = if t.material.is_symmetric() {
+        &[(0, true)]
     } else {
-        // One side to move, with or without its wins by a zeroing move, whichever
-        // compresses best (a probe of the other side looks one move ahead); without them
-        // only if that saves two fifths: with them, a probe of the side stored reads one
-        // value less, and one of the other side finds a win's plies at once
-        let kinds = [(0, false), (half, false), (0, true), (half, true)];
-        let sides = kinds.map(|(start, left_out)| side(start, left_out));
-        let mut orders = Vec::new();
-        let mut metas = Vec::new();
-        for (start, left_out) in kinds {
-            let order = order_of(start, left_out)?;
+        &[(0, false), (half, false), (0, true), (half, true)]
+    };
+    let sides: Vec<Side<'_>> = kinds.iter().map(|&(start, l)| side(start, l)).collect();
+    let symmetric = t.material.is_symmetric();
+    let meta_of = |(start, left_out): (usize, bool), order: Option<&DigitOrder>| {
+        if symmetric {
+            meta(None, false, order)
+        } else {
             let colour = if start == 0 { "white" } else { "black" };
-            metas.push(meta(Some(colour), left_out, order.as_ref())?);
-            orders.push(order);
+            meta(Some(colour), left_out, order)
+        }
+    };
+    let mut ranked = Vec::new();
+    for &(start, left_out) in kinds {
+        ranked.push(orders_of(start, left_out)?);
+    }
+    // which side and whether its wins by a zeroing move are left out: each in the best
+    // order on its sample
+    let k = if kinds.len() == 1 {
+        0
+    } else {
+        let mut metas = Vec::new();
+        for (&kind, r) in kinds.iter().zip(&ranked) {
+            metas.push(meta_of(kind, r[0].as_ref())?);
         }
         let values: Vec<_> = sides
             .iter()
-            .zip(&orders)
-            .map(|(s, o)| in_order(s, o))
+            .zip(&ranked)
+            .map(|(s, r)| in_order(s, &r[0]))
             .collect();
+        let kept_weight = if t.material.has_pawns() {
+            KEPT_ZEROING_WINS_WEIGHT_PAWNS
+        } else {
+            100
+        };
         let candidates: Vec<(&TableMeta, &dyn format::Values, u64)> = metas
             .iter()
             .zip(&values)
             .zip(kinds)
-            .map(|((m, v), (_, left_out))| {
-                let weight = if left_out { 100 } else { 60 };
-                (m, &**v, weight)
-            })
+            .map(|((m, v), &(_, left_out))| (m, &**v, if left_out { 100 } else { kept_weight }))
             .collect();
-        format::write_smaller_until(&path, &candidates, &options, &stop).map(|(_, w)| w)
+        format::smallest_until(&path, &candidates, &options, &stop).map_err(write_error)?
+    };
+    // then the order of that one: a small side whose file will be sparse (at least three
+    // quarters of its numbers unused) compares its best few on the sample in the file's
+    // own packing; any other takes the sample's best (the file's packing, compared on a
+    // sample of a dense file's blocks at a lower level than its own, chose orders that
+    // made KRvKQ's and KBvKP's files larger than the sample's)
+    let mut orders = ranked.swap_remove(k);
+    let sparse = || {
+        let numbers = orders[0].as_ref().map_or(half as u64, DigitOrder::size);
+        let unused = format::Values::frequencies(&sides[k])[usize::from(format::UNUSED)];
+        let held = half as u64 - unused;
+        (numbers - held) * 256 >= numbers * format::SPARSE_UNUSED
+    };
+    let compared = if half as u64 <= ORDERS_COMPARED_MAX && sparse() {
+        ORDERS_COMPARED
+    } else {
+        1
+    };
+    orders.truncate(compared);
+    let mut metas = Vec::new();
+    for order in &orders {
+        metas.push(meta_of(kinds[k], order.as_ref())?);
+    }
+    let values: Vec<_> = orders.iter().map(|o| in_order(&sides[k], o)).collect();
+    let written = if let [value] = &values[..] {
+        format::write_table_until(&path, &metas[0], &**value, &options, &stop)
+    } else {
+        let candidates: Vec<(&TableMeta, &dyn format::Values, u64)> = metas
+            .iter()
+            .zip(&values)
+            .map(|(m, v)| (m, &**v, 100))
+            .collect();
+        let compare = format::WriteOptions {
+            sparse: options.sparse.clone().map(|o| format::SparseOptions {
+                zstd_level: ORDERS_COMPARED_LEVEL,
+                ..o
+            }),
+            ..options.clone()
+        };
+        format::smallest_until(&path, &candidates, &compare, &stop)
+            .and_then(|i| format::write_table_until(&path, &metas[i], &*values[i], &options, &stop))
     };
     let w = written.map_err(write_error)?;
     Ok(w.file_bytes)
