@@ -922,67 +922,75 @@ mod tests {
         v
     }
 
-    #[test]
-    fn pawn_steps_are_the_legal_quiet_pawn_moves() {
-        for fen in [
-            "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1",
-            "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR b - - 0 1",
-            // a pinned pawn may step along the pin only; a check is blocked by a step
-            "4r3/8/8/8/8/4P3/4K3/k7 w",
-            "8/8/8/8/r3PK2/8/8/k7 w",
-            "k7/8/8/8/r6K/8/5P2/8 w",
-            // promotions and captures are not steps; a blocked pawn has none
-            "n1n5/1P6/8/4k3/8/8/8/K7 w",
-            "7k/7p/8/8/8/4p3/4PP2/K2B4 w",
-            "7k/7p/8/8/8/4p3/4PP2/K2B4 b",
-            // double check: only the shah moves
-            "k7/8/8/8/8/2n5/P3r3/4K3 w",
-        ] {
+    /// What `generate` gives of each position of `fens` is, in order, its legal moves
+    /// that `keep`.
+    fn generates_the_kept_legal_moves(
+        fens: &[&str],
+        generate: impl Fn(&Position, &mut dyn FnMut(Move) -> bool),
+        keep: impl Fn(&Move) -> bool,
+    ) {
+        for fen in fens {
             let p = pos(fen);
-            let mut steps = Vec::new();
-            p.for_each_legal_pawn_step(|m| {
-                steps.push(m.to_uci());
+            let mut got = Vec::new();
+            generate(&p, &mut |m| {
+                got.push(m.to_uci());
                 true
             });
             let expected: Vec<String> = p
                 .legal_moves()
                 .iter()
-                .filter(|m| m.role == Role::Pawn && m.capture.is_none() && !m.promotion)
+                .filter(|m| keep(m))
                 .map(|m| m.to_uci())
                 .collect();
-            assert_eq!(steps, expected, "{fen}");
+            assert_eq!(got, expected, "{fen}");
         }
     }
 
     #[test]
+    fn pawn_steps_are_the_legal_quiet_pawn_moves() {
+        generates_the_kept_legal_moves(
+            &[
+                "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1",
+                "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR b - - 0 1",
+                // a pinned pawn may step along the pin only; a check is blocked by a step
+                "4r3/8/8/8/8/4P3/4K3/k7 w",
+                "8/8/8/8/r3PK2/8/8/k7 w",
+                "k7/8/8/8/r6K/8/5P2/8 w",
+                // promotions and captures are not steps; a blocked pawn has none
+                "n1n5/1P6/8/4k3/8/8/8/K7 w",
+                "7k/7p/8/8/8/4p3/4PP2/K2B4 w",
+                "7k/7p/8/8/8/4p3/4PP2/K2B4 b",
+                // double check: only the shah moves
+                "k7/8/8/8/8/2n5/P3r3/4K3 w",
+            ],
+            |p, f| {
+                p.for_each_legal_pawn_step(f);
+            },
+            |m| m.role == Role::Pawn && m.capture.is_none() && !m.promotion,
+        );
+    }
+
+    #[test]
     fn zeroing_moves_are_the_legal_captures_and_pawn_moves() {
-        for fen in [
-            "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1",
-            // a pinned man, a check to answer, captures by the shah
-            "4r3/8/8/8/8/4P3/4K3/k7 w",
-            "8/8/8/8/r3PK2/8/8/k7 w",
-            "k7/8/8/8/r4R1K/8/5P2/8 w",
-            "n1n5/1P6/8/4k3/8/8/8/K7 w",
-            "7k/7p/8/8/8/4p3/4PP2/K2B4 w",
-            "7k/7p/8/8/8/4p3/4PP2/K2B4 b",
-            "8/8/8/3k4/3r4/2N5/8/K7 b",
-            // double check: only the shah moves
-            "k7/8/8/8/8/2n5/P3r3/4K3 w",
-        ] {
-            let p = pos(fen);
-            let mut zeroing = Vec::new();
-            p.for_each_zeroing_move(|m| {
-                zeroing.push(m.to_uci());
-                true
-            });
-            let expected: Vec<String> = p
-                .legal_moves()
-                .iter()
-                .filter(|m| m.role == Role::Pawn || m.capture.is_some())
-                .map(|m| m.to_uci())
-                .collect();
-            assert_eq!(zeroing, expected, "{fen}");
-        }
+        generates_the_kept_legal_moves(
+            &[
+                "rnbkqbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBNR w - - 0 1",
+                // a pinned man, a check to answer, captures by the shah
+                "4r3/8/8/8/8/4P3/4K3/k7 w",
+                "8/8/8/8/r3PK2/8/8/k7 w",
+                "k7/8/8/8/r4R1K/8/5P2/8 w",
+                "n1n5/1P6/8/4k3/8/8/8/K7 w",
+                "7k/7p/8/8/8/4p3/4PP2/K2B4 w",
+                "7k/7p/8/8/8/4p3/4PP2/K2B4 b",
+                "8/8/8/3k4/3r4/2N5/8/K7 b",
+                // double check: only the shah moves
+                "k7/8/8/8/8/2n5/P3r3/4K3 w",
+            ],
+            |p, f| {
+                p.for_each_zeroing_move(f);
+            },
+            |m| m.role == Role::Pawn || m.capture.is_some(),
+        );
     }
 
     #[test]

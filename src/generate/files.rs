@@ -479,6 +479,7 @@ pub(super) fn write_dtz_values(
         let compare = format::WriteOptions {
             sparse: options.sparse.clone().map(|o| format::SparseOptions {
                 zstd_level: ORDERS_COMPARED_LEVEL,
+                target_length: None,
                 ..o
             }),
             ..options.clone()
