@@ -583,21 +583,10 @@ impl Position {
         if !pawns.any() {
             return true;
         }
-        let shah = self.shah(self.turn);
         let empty = !self.board.occupied();
-        self.gen_legal_with(
-            shah,
-            self.danger(shah),
-            self.non_shah_context(shah),
-            |role, _| {
-                if role == Role::Pawn {
-                    empty
-                } else {
-                    Bitboard::EMPTY
-                }
-            },
-            |m| m.role != Role::Pawn || m.promotion || m.capture.is_some() || f(m),
-        )
+        self.gen_legal_split(empty, Bitboard::EMPTY, |m| {
+            m.role != Role::Pawn || m.promotion || m.capture.is_some() || f(m)
+        })
     }
 
     /// Calls `f` on each legal zeroing move (a capture or a pawn move: the moves DTZ
@@ -605,7 +594,18 @@ impl Position {
     /// move, filtered: the quiet moves of the other men are never made.
     #[inline]
     pub fn for_each_zeroing_move(&self, f: impl FnMut(Move) -> bool) -> bool {
-        let theirs = self.board.by_color(!self.turn);
+        self.gen_legal_split(Bitboard::FULL, self.board.by_color(!self.turn), f)
+    }
+
+    /// [`Position::gen_legal_with`] from our shah, the moves of a pawn to `pawn_to` (and
+    /// its promotions) and of any other man to `other_to` only.
+    #[inline]
+    fn gen_legal_split(
+        &self,
+        pawn_to: Bitboard,
+        other_to: Bitboard,
+        f: impl FnMut(Move) -> bool,
+    ) -> bool {
         let shah = self.shah(self.turn);
         self.gen_legal_with(
             shah,
@@ -613,9 +613,9 @@ impl Position {
             self.non_shah_context(shah),
             |role, _| {
                 if role == Role::Pawn {
-                    Bitboard::FULL
+                    pawn_to
                 } else {
-                    theirs
+                    other_to
                 }
             },
             f,
