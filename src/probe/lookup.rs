@@ -236,9 +236,10 @@ impl Tablebase {
         let mut best: Option<Dtz> = None;
         let moves = pos.legal_moves();
         // A loss's moves into wins the file may leave out (a win by a zeroing move), each
-        // with the plies the file holds for its child: the child's, or the fill of a slot
-        // left out, which is no shorter than the child's 1 ply (or not a win's value).
-        let mut unsure: Vec<(Dtz, u16, &crate::position::Move)> = Vec::new();
+        // with the plies the file holds for its child (and their slot): the child's, or
+        // the fill of a slot left out, which is no shorter than the child's 1 ply (or not
+        // a win's value).
+        let mut unsure: Vec<(Dtz, u16, u64, &crate::position::Move)> = Vec::new();
         for m in moves.iter() {
             let zeroing = crate::probe::is_zeroing(m);
             let child = pos.play_unchecked(m);
@@ -278,7 +279,7 @@ impl Tablebase {
                             Dtz::from_plies(Wdl::Win, u32::from(shortest), rule),
                             rule,
                         );
-                        unsure.push((v, plies, m));
+                        unsure.push((v, plies, s, m));
                         continue;
                     }
                     Some(plies) => Some(Self::dtz_of_code(
@@ -302,8 +303,8 @@ impl Tablebase {
         // that is not a win by a zeroing move has them (and then no move after it in this
         // order is better); one that is wins in 1 ply. So a move or two is looked at, not
         // every child's moves.
-        unsure.sort_by_key(|(v, _, _)| std::cmp::Reverse(v.rank()));
-        for (v, plies, m) in unsure {
+        unsure.sort_by_key(|(v, _, _, _)| std::cmp::Reverse(v.rank()));
+        for (v, plies, s, m) in unsure {
             let child = pos.play_unchecked(m);
             let (v, held) = match self.wins_by_zeroing(&child, access)? {
                 None => return Ok(None),
@@ -312,9 +313,6 @@ impl Tablebase {
                     (crate::probe::dtz_of_move(false, one, rule), false)
                 }
                 Some(false) => {
-                    let s = stored_slot(&slot.index, material, &child)
-                        .expect("a legal position of the table's material has an index");
-                    let s = slot.dtz_file_index(s % size);
                     Self::dtz_of_code(dtz_file.path(), s, Wdl::Win, plies, rule)?;
                     (v, true)
                 }
